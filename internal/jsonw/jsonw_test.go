@@ -1,0 +1,164 @@
+package jsonw
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"testing"
+)
+
+func TestStableVectors(t *testing.T) {
+	f, err := os.Open("../../testdata/vectors/stable.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	n := 0
+	for sc.Scan() {
+		var c struct {
+			Name   string          `json:"name"`
+			Input  json.RawMessage `json:"input"`
+			Output struct {
+				Text   string `json:"text"`
+				SHA256 string `json:"sha256"`
+			} `json:"output"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		v, err := Parse(c.Input)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		got, err := AppendSorted(nil, v)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if string(got) != c.Output.Text {
+			t.Errorf("%s:\n got %s\nwant %s", c.Name, got, c.Output.Text)
+		}
+		sum := sha256.Sum256(got)
+		if hex.EncodeToString(sum[:]) != c.Output.SHA256 {
+			t.Errorf("%s: sha256 mismatch", c.Name)
+		}
+		n++
+	}
+	if n == 0 {
+		t.Fatal("no vectors read")
+	}
+}
+
+func TestAppendNumberMatchesJavaScript(t *testing.T) {
+	cases := map[float64]string{
+		0: "0", math.Copysign(0, -1): "0", 1: "1", -1.5: "-1.5", 1e21: "1e+21", 1e20: "100000000000000000000",
+		1e-7: "1e-7", 1e-6: "0.000001", 123456789012345678: "123456789012345680", 5e-324: "5e-324",
+		1.7976931348623157e308: "1.7976931348623157e+308", 0.30000000000000004: "0.30000000000000004",
+	}
+	for f, want := range cases {
+		got, err := AppendNumber(nil, f)
+		if err != nil || string(got) != want {
+			t.Errorf("AppendNumber(%v) = %q, %v; want %q", f, got, err, want)
+		}
+	}
+	for _, f := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if _, err := AppendNumber(nil, f); !errors.Is(err, ErrNonFinite) {
+			t.Errorf("AppendNumber(%v) error = %v, want ErrNonFinite", f, err)
+		}
+	}
+}
+
+func TestAppendStringMatchesJavaScript(t *testing.T) {
+	cases := map[string]string{
+		"":                  `""`,
+		"<a>&b\u2028\u2029": "\"<a>&b\u2028\u2029\"",
+		"\x00\x1f\x7f":      `"\u0000\u001f` + "\x7f\"",
+		"\"\\/":             `"\"\\/"`,
+		"bad\xffbyte":       "\"bad\ufffdbyte\"",
+		"\b\f\n\r\t":        `"\b\f\n\r\t"`,
+	}
+	for in, want := range cases {
+		if got := string(AppendString(nil, in)); got != want {
+			t.Errorf("AppendString(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestNormalizeMatchesJSONParseStringify(t *testing.T) {
+	cases := map[string]string{
+		` { "b" : 1.0 , "a":[ true,false,null ] } `: `{"b":1,"a":[true,false,null]}`,
+		`{"x":1,"2":2,"1":1,"01":3,"x":4}`:          `{"1":1,"2":2,"x":4,"01":3}`,
+		`"\u00e9\ud83d\ude00\/"`:                    `"é😀/"`,
+		`"\ud800"`:                                  "\"\ufffd\"",
+		`-0`:                                        `0`,
+		`{"4294967295":1,"4294967294":2}`:           `{"4294967294":2,"4294967295":1}`,
+	}
+	for in, want := range cases {
+		got, err := Normalize(nil, []byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("Normalize(%s) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+}
+
+func TestScannerRejectsMalformedInput(t *testing.T) {
+	for _, in := range []string{
+		``, `{`, `{"a"}`, `{"a":1,}`, `[1,]`, `01`, `1.`, `1e`, `-`, `"abc`, "\"a\x01\"", `"\x"`, `"\u12"`,
+		`tru`, `nul`, `{"a":1}x`, "\"\xff\"", `{a:1}`, `[1 2]`, `+1`, `.5`,
+	} {
+		if _, err := Parse([]byte(in)); err == nil {
+			t.Errorf("Parse(%q) succeeded, want an error", in)
+		}
+	}
+	deep := make([]byte, 0, 2*MaxDepth+10)
+	for i := 0; i < MaxDepth+2; i++ {
+		deep = append(deep, '[')
+	}
+	if _, err := Parse(deep); err == nil {
+		t.Error("Parse accepted nesting beyond MaxDepth")
+	}
+}
+
+func TestScannerTypeErrorsNameBothKinds(t *testing.T) {
+	_, err := NewScanner([]byte(`12`)).String()
+	var te *TypeError
+	if !errors.As(err, &te) || te.Expected != String || te.Found != Number {
+		t.Fatalf("String() on a number: %v", err)
+	}
+	if err.Error() != "expected string, found number" {
+		t.Fatalf("message = %q", err.Error())
+	}
+}
+
+func TestCompareUTF16(t *testing.T) {
+	if CompareUTF16("\U0001F600", "\uE000") >= 0 {
+		t.Error("U+1F600 must sort before U+E000 in UTF-16 order")
+	}
+	if CompareUTF16("a", "ab") >= 0 || CompareUTF16("A", "a") >= 0 || CompareUTF16("b", "b") != 0 {
+		t.Error("basic order wrong")
+	}
+}
+
+func FuzzNormalizeIsIdempotent(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"x"`, `{"1":0,"a":1}`, `1e21`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		once, err := Normalize(nil, in)
+		if err != nil {
+			return
+		}
+		twice, err := Normalize(nil, once)
+		if err != nil || string(once) != string(twice) {
+			t.Fatalf("not idempotent: %s -> %s (%v)", once, twice, err)
+		}
+		if !json.Valid(once) {
+			t.Fatalf("invalid output %s", once)
+		}
+	})
+}

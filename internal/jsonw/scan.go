@@ -1,0 +1,499 @@
+package jsonw
+
+import (
+	"fmt"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Kind is the kind of the next JSON value.
+type Kind byte
+
+// The JSON value kinds, named after their first byte.
+const (
+	Invalid Kind = 0
+	Object  Kind = '{'
+	Array   Kind = '['
+	String  Kind = '"'
+	Number  Kind = '0'
+	Bool    Kind = 't'
+	Null    Kind = 'n'
+)
+
+// String returns the JSON name of the kind, as used in error messages.
+func (k Kind) String() string {
+	switch k {
+	case Object:
+		return "object"
+	case Array:
+		return "array"
+	case String:
+		return "string"
+	case Number:
+		return "number"
+	case Bool:
+		return "boolean"
+	case Null:
+		return "null"
+	}
+	return "invalid JSON"
+}
+
+// MaxDepth bounds the nesting of arrays and objects the scanner accepts.
+const MaxDepth = 10000
+
+// SyntaxError reports malformed JSON with the byte offset where it was found.
+type SyntaxError struct {
+	Offset int
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
+}
+
+// TypeError reports a value of the wrong JSON kind.
+type TypeError struct {
+	Offset   int
+	Expected Kind
+	Found    Kind
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("expected %s, found %s", e.Expected, e.Found)
+}
+
+// Scanner reads one JSON document from a byte slice. It is strict (RFC 8259,
+// valid UTF-8 only) and reads object members in document order.
+type Scanner struct {
+	data    []byte
+	pos     int
+	scratch []byte
+}
+
+// NewScanner returns a scanner over data. The scanner does not copy data;
+// Raw returns sub-slices of it.
+func NewScanner(data []byte) *Scanner { return &Scanner{data: data} }
+
+// Reset points the scanner at new data, keeping its scratch buffer.
+func (s *Scanner) Reset(data []byte) { s.data, s.pos = data, 0 }
+
+// Offset is the scanner's current byte offset.
+func (s *Scanner) Offset() int { return s.pos }
+
+func (s *Scanner) syntax(msg string) error { return &SyntaxError{Offset: s.pos, Msg: msg} }
+
+func (s *Scanner) skipWS() {
+	for s.pos < len(s.data) {
+		switch s.data[s.pos] {
+		case ' ', '\t', '\n', '\r':
+			s.pos++
+		default:
+			return
+		}
+	}
+}
+
+// Peek returns the kind of the next value without consuming it.
+func (s *Scanner) Peek() Kind {
+	s.skipWS()
+	if s.pos >= len(s.data) {
+		return Invalid
+	}
+	switch c := s.data[s.pos]; c {
+	case '{', '[', '"':
+		return Kind(c)
+	case 't', 'f':
+		return Bool
+	case 'n':
+		return Null
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return Number
+		}
+	}
+	return Invalid
+}
+
+func (s *Scanner) expect(k Kind) error {
+	found := s.Peek()
+	if found == k {
+		return nil
+	}
+	if found == Invalid {
+		if s.pos >= len(s.data) {
+			return s.syntax("unexpected end of input")
+		}
+		return s.syntax(fmt.Sprintf("unexpected character %q", s.data[s.pos]))
+	}
+	return &TypeError{Offset: s.pos, Expected: k, Found: found}
+}
+
+// End reports an error unless only whitespace remains.
+func (s *Scanner) End() error {
+	s.skipWS()
+	if s.pos != len(s.data) {
+		return s.syntax("unexpected data after the JSON value")
+	}
+	return nil
+}
+
+// Object reads an object, calling fn for each member with its decoded name.
+// The name slice is only valid during the call; fn must consume the member's
+// value (with one of the scanner's reading methods).
+func (s *Scanner) Object(fn func(name []byte) error) error {
+	if err := s.expect(Object); err != nil {
+		return err
+	}
+	s.pos++
+	s.skipWS()
+	if s.pos < len(s.data) && s.data[s.pos] == '}' {
+		s.pos++
+		return nil
+	}
+	for {
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return s.syntax("expected a member name")
+		}
+		name, err := s.stringBytes()
+		if err != nil {
+			return err
+		}
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return s.syntax("expected ':' after a member name")
+		}
+		s.pos++
+		if err := fn(name); err != nil {
+			return err
+		}
+		s.skipWS()
+		if s.pos >= len(s.data) {
+			return s.syntax("unexpected end of input in object")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case '}':
+			s.pos++
+			return nil
+		default:
+			return s.syntax("expected ',' or '}' in object")
+		}
+	}
+}
+
+// Array reads an array, calling fn for each element with its index; fn must
+// consume the element.
+func (s *Scanner) Array(fn func(i int) error) error {
+	if err := s.expect(Array); err != nil {
+		return err
+	}
+	s.pos++
+	s.skipWS()
+	if s.pos < len(s.data) && s.data[s.pos] == ']' {
+		s.pos++
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := fn(i); err != nil {
+			return err
+		}
+		s.skipWS()
+		if s.pos >= len(s.data) {
+			return s.syntax("unexpected end of input in array")
+		}
+		switch s.data[s.pos] {
+		case ',':
+			s.pos++
+		case ']':
+			s.pos++
+			return nil
+		default:
+			return s.syntax("expected ',' or ']' in array")
+		}
+	}
+}
+
+// String reads a string value.
+func (s *Scanner) String() (string, error) {
+	if err := s.expect(String); err != nil {
+		return "", err
+	}
+	b, err := s.stringBytes()
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// Bool reads true or false.
+func (s *Scanner) Bool() (bool, error) {
+	if err := s.expect(Bool); err != nil {
+		return false, err
+	}
+	if s.literal("true") {
+		return true, nil
+	}
+	if s.literal("false") {
+		return false, nil
+	}
+	return false, s.syntax("invalid literal")
+}
+
+// Null consumes a null literal if one is next and reports whether it did.
+func (s *Scanner) Null() (bool, error) {
+	if s.Peek() != Null {
+		return false, nil
+	}
+	if !s.literal("null") {
+		return false, s.syntax("invalid literal")
+	}
+	return true, nil
+}
+
+// Number reads a number as a float64.
+func (s *Scanner) Number() (float64, error) {
+	if err := s.expect(Number); err != nil {
+		return 0, err
+	}
+	start := s.pos
+	if err := s.skipNumber(); err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
+	if err != nil {
+		s.pos = start
+		return 0, s.syntax("number out of range")
+	}
+	return f, nil
+}
+
+// Raw validates the next value and returns its bytes (a sub-slice of the
+// input, without surrounding whitespace).
+func (s *Scanner) Raw() ([]byte, error) {
+	s.skipWS()
+	start := s.pos
+	if err := s.skip(0); err != nil {
+		return nil, err
+	}
+	return s.data[start:s.pos], nil
+}
+
+// Skip validates and discards the next value.
+func (s *Scanner) Skip() error {
+	s.skipWS()
+	return s.skip(0)
+}
+
+func (s *Scanner) skip(depth int) error {
+	if depth > MaxDepth {
+		return s.syntax("nesting too deep")
+	}
+	switch s.Peek() {
+	case Object:
+		return s.Object(func([]byte) error { s.skipWS(); return s.skip(depth + 1) })
+	case Array:
+		return s.Array(func(int) error { s.skipWS(); return s.skip(depth + 1) })
+	case String:
+		_, err := s.stringBytes()
+		return err
+	case Number:
+		return s.skipNumber()
+	case Bool:
+		_, err := s.Bool()
+		return err
+	case Null:
+		_, err := s.Null()
+		return err
+	}
+	return s.expect(Null) // produces the right syntax error
+}
+
+func (s *Scanner) literal(lit string) bool {
+	if len(s.data)-s.pos >= len(lit) && string(s.data[s.pos:s.pos+len(lit)]) == lit {
+		s.pos += len(lit)
+		return true
+	}
+	return false
+}
+
+func (s *Scanner) skipNumber() error {
+	d := s.data
+	i := s.pos
+	if i < len(d) && d[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(d) && d[i] == '0':
+		i++
+	case i < len(d) && d[i] >= '1' && d[i] <= '9':
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	default:
+		s.pos = i
+		return s.syntax("invalid number")
+	}
+	if i < len(d) && d[i] == '.' {
+		i++
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			s.pos = i
+			return s.syntax("invalid number")
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
+		i++
+		if i < len(d) && (d[i] == '+' || d[i] == '-') {
+			i++
+		}
+		if i >= len(d) || d[i] < '0' || d[i] > '9' {
+			s.pos = i
+			return s.syntax("invalid number")
+		}
+		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
+			i++
+		}
+	}
+	s.pos = i
+	return nil
+}
+
+// stringBytes reads a string literal at s.pos and returns its decoded bytes.
+// Without escapes the result aliases the input; otherwise it is the scanner's
+// scratch buffer, valid until the next call.
+func (s *Scanner) stringBytes() ([]byte, error) {
+	d := s.data
+	s.pos++ // opening quote
+	start := s.pos
+	i := start
+	for i < len(d) {
+		c := d[i]
+		if c == '"' {
+			s.pos = i + 1
+			return d[start:i], nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			s.pos = i
+			return nil, s.syntax("control character in string")
+		}
+		if c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(d[i:])
+		if r == utf8.RuneError && size == 1 {
+			s.pos = i
+			return nil, s.syntax("invalid UTF-8 in string")
+		}
+		i += size
+	}
+	if i >= len(d) {
+		s.pos = i
+		return nil, s.syntax("unterminated string")
+	}
+	// Slow path: unescape into scratch.
+	buf := append(s.scratch[:0], d[start:i]...)
+	for i < len(d) {
+		c := d[i]
+		switch {
+		case c == '"':
+			s.pos = i + 1
+			s.scratch = buf
+			return buf, nil
+		case c == '\\':
+			if i+1 >= len(d) {
+				s.pos = i
+				return nil, s.syntax("unterminated string")
+			}
+			switch e := d[i+1]; e {
+			case '"', '\\', '/':
+				buf = append(buf, e)
+				i += 2
+			case 'b':
+				buf = append(buf, '\b')
+				i += 2
+			case 'f':
+				buf = append(buf, '\f')
+				i += 2
+			case 'n':
+				buf = append(buf, '\n')
+				i += 2
+			case 'r':
+				buf = append(buf, '\r')
+				i += 2
+			case 't':
+				buf = append(buf, '\t')
+				i += 2
+			case 'u':
+				r, ok := hex4(d, i+2)
+				if !ok {
+					s.pos = i
+					return nil, s.syntax("invalid \\u escape")
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					r2, ok2 := rune(0), false
+					if i+1 < len(d) && d[i] == '\\' && d[i+1] == 'u' {
+						r2, ok2 = hex4(d, i+2)
+					}
+					if dec := utf16.DecodeRune(r, r2); ok2 && dec != utf8.RuneError {
+						r = dec
+						i += 6
+					} else {
+						r = utf8.RuneError
+					}
+				}
+				buf = utf8.AppendRune(buf, r)
+			default:
+				s.pos = i
+				return nil, s.syntax("invalid escape in string")
+			}
+		case c < 0x20:
+			s.pos = i
+			return nil, s.syntax("control character in string")
+		case c < utf8.RuneSelf:
+			buf = append(buf, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(d[i:])
+			if r == utf8.RuneError && size == 1 {
+				s.pos = i
+				return nil, s.syntax("invalid UTF-8 in string")
+			}
+			buf = append(buf, d[i:i+size]...)
+			i += size
+		}
+	}
+	s.pos = i
+	return nil, s.syntax("unterminated string")
+}
+
+func hex4(d []byte, i int) (rune, bool) {
+	if i+4 > len(d) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range d[i : i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
