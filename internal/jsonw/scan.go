@@ -497,3 +497,6 @@ func hex4(d []byte, i int) (rune, bool) {
 	}
 	return r, true
 }
+
+// Seek moves the scanner to a byte offset previously returned by Offset.
+func (s *Scanner) Seek(offset int) { s.pos = offset }
