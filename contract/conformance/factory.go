@@ -1,0 +1,51 @@
+package conformance
+
+import (
+	"context"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// Setup is what a Factory receives to create one adapter instance: the
+// fixture whose history the instance must hold, and the completion transport
+// it must inject at its provider boundary.
+type Setup struct {
+	Fixture   Fixture
+	Transport contract.Transport
+}
+
+// Instance is one adapter created by a Factory, with the project root the
+// adapter must report as trusted and a cleanup to run when the run is over.
+type Instance struct {
+	Adapter             contract.Adapter
+	ExpectedProjectRoot string
+	// Cleanup, if non-nil, releases what Create made (temporary files). It
+	// runs after the adapter's final shutdown, also when a case failed.
+	Cleanup func(ctx context.Context) error
+}
+
+// Factory creates adapter instances for conformance runs. Adapter authors
+// implement it (or use NewFactory) to map the fixture and transport into
+// their native runtime.
+type Factory interface {
+	// Name identifies the factory in reports.
+	Name() string
+	// Create builds one instance holding setup.Fixture's history.
+	Create(ctx context.Context, setup Setup) (Instance, error)
+}
+
+// NewFactory returns a Factory with the given name and create function.
+func NewFactory(name string, create func(ctx context.Context, setup Setup) (Instance, error)) Factory {
+	return funcFactory{name: name, create: create}
+}
+
+type funcFactory struct {
+	name   string
+	create func(ctx context.Context, setup Setup) (Instance, error)
+}
+
+func (f funcFactory) Name() string { return f.name }
+
+func (f funcFactory) Create(ctx context.Context, setup Setup) (Instance, error) {
+	return f.create(ctx, setup)
+}
