@@ -235,12 +235,12 @@ func uintValue(u uint64) (jsonw.Value, error) {
 // numberValue reads a json.Number as JSON text is read: strict JSON number
 // syntax, rounded to the nearest double (as JSON.parse does), finite.
 func numberValue(n json.Number) (jsonw.Value, error) {
-	s := jsonw.NewScanner([]byte(n))
-	if s.Peek() != jsonw.Number {
-		return jsonw.Value{}, ErrNotPlainJSON
+	if n == "" || (n[0] != '-' && (n[0] < '0' || n[0] > '9')) {
+		return jsonw.Value{}, ErrNotPlainJSON // also refuses leading whitespace
 	}
+	s := jsonw.NewScanner([]byte(n))
 	f, err := s.Number()
-	if err != nil || s.End() != nil {
+	if err != nil || s.Offset() != len(n) {
 		return jsonw.Value{}, ErrNotPlainJSON
 	}
 	return floatValue(f)
