@@ -2,7 +2,6 @@ package localkv
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -268,16 +267,16 @@ func isJSTrimSpace(r rune) bool {
 // deriveKey computes the key of a checked input.
 func deriveKey(in *EligibilityInput, opts jsonw.Value) Key {
 	k := Key{Version: contract.LocalKVEligibilityVersion}
-	prefix := sha256.Sum256(in.PromptPrefix)
-	k.PrefixHash = hex.EncodeToString(prefix[:])
-	k.ProviderModelHash = hashStable(object(
+	h := hasher{buf: make([]byte, 0, 512)}
+	k.PrefixHash = hexDigest(sha256.Sum256(in.PromptPrefix))
+	k.ProviderModelHash = h.hash(object(
 		"provider", in.Provider, "model", in.Model, "modelRevision", in.ModelRevision))
-	k.OptionsHash = hashStable(opts)
-	k.PrivacyHash = hashStable(object(
+	k.OptionsHash = h.hash(opts)
+	k.PrivacyHash = h.hash(object(
 		"destination", in.Destination, "privacyPolicyVersion", in.PrivacyPolicyVersion))
-	k.RuntimeHash = hashStable(object(
+	k.RuntimeHash = h.hash(object(
 		"runtimeId", in.RuntimeID, "runtimeRevision", in.RuntimeRevision, "capabilityVersion", in.CapabilityVersion))
-	k.Fingerprint = hashStable(object(
+	k.Fingerprint = h.hash(object(
 		"version", k.Version, "prefixHash", k.PrefixHash, "providerModelHash", k.ProviderModelHash,
 		"optionsHash", k.OptionsHash, "privacyHash", k.PrivacyHash, "runtimeHash", k.RuntimeHash))
 	return k

@@ -76,12 +76,38 @@ func (c *converter) value(v any, depth int) (jsonw.Value, error) {
 		if x == nil {
 			return jsonw.Value{Kind: jsonw.Null}, nil
 		}
-		return c.object(reflect.ValueOf(x), depth)
+		if depth >= cycleCheckDepth {
+			return c.object(reflect.ValueOf(x), depth)
+		}
+		// Shallow, the common case: no reflection and no cycle bookkeeping.
+		ms := make([]jsonw.Member, 0, len(x))
+		for name, elem := range x {
+			if !utf8.ValidString(name) {
+				return jsonw.Value{}, ErrNotPlainJSON
+			}
+			child, err := c.value(elem, depth+1)
+			if err != nil {
+				return jsonw.Value{}, err
+			}
+			ms = append(ms, jsonw.Member{Name: name, Value: child})
+		}
+		return jsonw.Value{Kind: jsonw.Object, Members: ms}, nil
 	case []any:
 		if x == nil {
 			return jsonw.Value{Kind: jsonw.Null}, nil
 		}
-		return c.array(reflect.ValueOf(x), depth)
+		if depth >= cycleCheckDepth {
+			return c.array(reflect.ValueOf(x), depth)
+		}
+		items := make([]jsonw.Value, len(x))
+		for i, elem := range x {
+			child, err := c.value(elem, depth+1)
+			if err != nil {
+				return jsonw.Value{}, err
+			}
+			items[i] = child
+		}
+		return jsonw.Value{Kind: jsonw.Array, Items: items}, nil
 	}
 	return c.reflected(reflect.ValueOf(v), depth)
 }

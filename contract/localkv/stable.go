@@ -30,8 +30,7 @@ func StableHash(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
+	return hexDigest(sha256.Sum256(b)), nil
 }
 
 // object builds a JSON object of string members from name, value pairs.
@@ -43,16 +42,26 @@ func object(pairs ...string) jsonw.Value {
 	return jsonw.Value{Kind: jsonw.Object, Members: ms}
 }
 
-// hashStable returns H(S(v)) for a value known to be writable: values built
-// by object and by plainJSON hold only finite numbers and valid kinds.
-func hashStable(v jsonw.Value) string {
-	var buf [512]byte
-	b, err := jsonw.AppendSorted(buf[:0], v)
+// hasher computes H(S(v)) for several values, reusing one buffer.
+type hasher struct {
+	buf []byte
+}
+
+// hash returns H(S(v)) for a value known to be writable: values built by
+// object and by plainJSON hold only finite numbers and valid kinds.
+func (h *hasher) hash(v jsonw.Value) string {
+	b, err := jsonw.AppendSorted(h.buf[:0], v)
 	if err != nil {
 		// Unreachable: plainJSON produces only finite numbers and known
 		// kinds, and object only strings.
 		panic("localkv: stable JSON of a checked value failed: " + err.Error())
 	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	h.buf = b
+	return hexDigest(sha256.Sum256(b))
+}
+
+func hexDigest(sum [sha256.Size]byte) string {
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
