@@ -68,35 +68,55 @@ const (
 // the request's provider and model) and the complete sanitised payload that a
 // full replay sends.
 type ControllerRequest struct {
-	Input   EligibilityInput
+	// Input decides eligibility and the key.
+	Input EligibilityInput
+	// Payload is the sanitised provider payload, passed to the port as is
+	// (each port call gets its own copy).
 	Payload json.RawMessage
 }
 
 // ControllerResult is the outcome of Controller.Complete. A completed result
 // has Output and LocalKV; an ineligible one has Reason.
 type ControllerResult struct {
-	Status  ResultStatus              `json:"status"`
-	Reason  Reason                    `json:"reason,omitempty"`
-	Output  json.RawMessage           `json:"output,omitempty"`
+	// Status is StatusCompleted or StatusIneligible.
+	Status ResultStatus `json:"status"`
+	// Reason is why an ineligible request was bypassed.
+	Reason Reason `json:"reason,omitempty"`
+	// Output is the runtime's output of a completed request.
+	Output json.RawMessage `json:"output,omitempty"`
+	// LocalKV describes how a completed request was served.
 	LocalKV *contract.LocalKVMetadata `json:"localKv,omitempty"`
 }
 
 // Diagnostics are the aggregate counters of a Controller: numbers only, never
 // a prefix, payload, key or handle. Every counter saturates at 2^53−1.
 type Diagnostics struct {
-	Version                string  `json:"version"`
-	Requests               int64   `json:"requests"`
-	EligibleRequests       int64   `json:"eligibleRequests"`
-	BypassedRequests       int64   `json:"bypassedRequests"`
-	Hits                   int64   `json:"hits"`
-	Misses                 int64   `json:"misses"`
-	Rejected               int64   `json:"rejected"`
-	Unavailable            int64   `json:"unavailable"`
-	FullReplays            int64   `json:"fullReplays"`
-	TransportFailures      int64   `json:"transportFailures"`
-	PrefixTokens           int64   `json:"prefixTokens"`
-	ContextTokens          int64   `json:"contextTokens"`
-	SavedPrefillTokens     int64   `json:"savedPrefillTokens"`
+	// Version is local-kv-diagnostics-v1.
+	Version string `json:"version"`
+	// Requests counts every Complete call.
+	Requests int64 `json:"requests"`
+	// EligibleRequests counts eligible requests, BypassedRequests ineligible
+	// ones (the port was not called).
+	EligibleRequests int64 `json:"eligibleRequests"`
+	BypassedRequests int64 `json:"bypassedRequests"`
+	// Hits, Misses, Rejected and Unavailable count TryReuse outcomes; errors,
+	// malformed hits and unknown statuses count as Unavailable.
+	Hits        int64 `json:"hits"`
+	Misses      int64 `json:"misses"`
+	Rejected    int64 `json:"rejected"`
+	Unavailable int64 `json:"unavailable"`
+	// FullReplays counts FullReplay calls (one per non-hit) and
+	// TransportFailures the replays that failed.
+	FullReplays       int64 `json:"fullReplays"`
+	TransportFailures int64 `json:"transportFailures"`
+	// PrefixTokens and ContextTokens sum the token counts of eligible
+	// requests.
+	PrefixTokens  int64 `json:"prefixTokens"`
+	ContextTokens int64 `json:"contextTokens"`
+	// SavedPrefillTokens sums the tokens hits did not prefill.
+	SavedPrefillTokens int64 `json:"savedPrefillTokens"`
+	// ReplayPrefillTokens and ReplayPrefillLatencyMs sum what successful full
+	// replays prefilled and how long that took.
 	ReplayPrefillTokens    int64   `json:"replayPrefillTokens"`
 	ReplayPrefillLatencyMs float64 `json:"replayPrefillLatencyMs"`
 }

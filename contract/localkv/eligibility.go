@@ -107,22 +107,36 @@ func Reasons() []Reason {
 // the prefix and of each group of inputs, and a fingerprint over all of them.
 // It is metadata only; the runtime maps it to whatever KV state it keeps.
 type Key struct {
-	Version           string `json:"version"`
-	Fingerprint       string `json:"fingerprint"`
-	PrefixHash        string `json:"prefixHash"`
+	// Version is local-kv-eligibility-v1.
+	Version string `json:"version"`
+	// Fingerprint hashes the version and the five hashes below: equal
+	// fingerprints mean the same prefix under the same model, options,
+	// privacy policy and runtime.
+	Fingerprint string `json:"fingerprint"`
+	// PrefixHash hashes the prompt prefix bytes.
+	PrefixHash string `json:"prefixHash"`
+	// ProviderModelHash hashes provider, model and model revision.
 	ProviderModelHash string `json:"providerModelHash"`
-	OptionsHash       string `json:"optionsHash"`
-	PrivacyHash       string `json:"privacyHash"`
-	RuntimeHash       string `json:"runtimeHash"`
+	// OptionsHash hashes the system and tool options.
+	OptionsHash string `json:"optionsHash"`
+	// PrivacyHash hashes the destination and privacy policy version.
+	PrivacyHash string `json:"privacyHash"`
+	// RuntimeHash hashes the runtime identity, its revision and the
+	// capability version.
+	RuntimeHash string `json:"runtimeHash"`
 }
 
 // Eligibility is the result of DeriveEligibility. When Eligible is false only
 // Reason is set; when it is true Key and the token counts are set and Reason
 // is empty.
 type Eligibility struct {
-	Eligible          bool
-	Reason            Reason
-	Key               Key
+	// Eligible reports whether the request may use the local KV path.
+	Eligible bool
+	// Reason is the first failed check of an ineligible request.
+	Reason Reason
+	// Key names the request's reusable state.
+	Key Key
+	// PrefixTokenCount and ContextTokenCount repeat the input's counts.
 	PrefixTokenCount  int64
 	ContextTokenCount int64
 }

@@ -1,6 +1,8 @@
 package localkv
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -8,6 +10,11 @@ import (
 	"testing"
 	"time"
 )
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
 
 func optionsKey(t *testing.T, system, tool any) Key {
 	t.Helper()

@@ -25,6 +25,8 @@ type RuntimePort interface {
 // ShutdownPort is implemented by runtime ports that hold resources to release
 // when their adapter closes.
 type ShutdownPort interface {
+	// Shutdown releases the port's resources. A Controller calls it at most
+	// once.
 	Shutdown(ctx context.Context) error
 }
 
@@ -33,12 +35,16 @@ type ShutdownPort interface {
 // counts. It never carries a cache handle. Each port call receives its own
 // copy of Payload.
 type ReuseRequest struct {
-	Key               Key             `json:"key"`
-	Provider          string          `json:"provider"`
-	Model             string          `json:"model"`
-	Payload           json.RawMessage `json:"payload"`
-	PrefixTokenCount  int64           `json:"prefixTokenCount"`
-	ContextTokenCount int64           `json:"contextTokenCount"`
+	// Key is the eligibility key; Key.Fingerprint names the reusable state.
+	Key Key `json:"key"`
+	// Provider and Model are the request's provider and model.
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	// Payload is the complete sanitised payload, enough for a full replay.
+	Payload json.RawMessage `json:"payload"`
+	// PrefixTokenCount and ContextTokenCount are the request's token counts.
+	PrefixTokenCount  int64 `json:"prefixTokenCount"`
+	ContextTokenCount int64 `json:"contextTokenCount"`
 }
 
 // ReuseStatus is the outcome of TryReuse.
@@ -61,17 +67,24 @@ const (
 // is a JSON document (nil or empty means no output), SavedPrefillTokens is in
 // [0, PrefixTokenCount] and PrefillLatencyMs is finite and ≥ 0.
 type ReuseAnswer struct {
-	Status             ReuseStatus     `json:"status"`
-	Output             json.RawMessage `json:"output,omitempty"`
-	SavedPrefillTokens int64           `json:"savedPrefillTokens,omitempty"`
-	PrefillLatencyMs   float64         `json:"prefillLatencyMs,omitempty"`
+	// Status is the outcome.
+	Status ReuseStatus `json:"status"`
+	// Output is the runtime's output of a hit; JSON null is an output.
+	Output json.RawMessage `json:"output,omitempty"`
+	// SavedPrefillTokens is how many prefix tokens the hit did not prefill.
+	SavedPrefillTokens int64 `json:"savedPrefillTokens,omitempty"`
+	// PrefillLatencyMs is the hit's prefill time in milliseconds.
+	PrefillLatencyMs float64 `json:"prefillLatencyMs,omitempty"`
 }
 
 // ReplayAnswer is the answer of FullReplay. It is well formed when Output is
 // a JSON document (nil or empty means no output), PrefillTokens is ≥ 0 and
 // PrefillLatencyMs is finite and ≥ 0.
 type ReplayAnswer struct {
-	Output           json.RawMessage `json:"output"`
-	PrefillTokens    int64           `json:"prefillTokens"`
-	PrefillLatencyMs float64         `json:"prefillLatencyMs"`
+	// Output is the runtime's output; JSON null is an output.
+	Output json.RawMessage `json:"output"`
+	// PrefillTokens is how many tokens the replay prefilled.
+	PrefillTokens int64 `json:"prefillTokens"`
+	// PrefillLatencyMs is the replay's prefill time in milliseconds.
+	PrefillLatencyMs float64 `json:"prefillLatencyMs"`
 }
