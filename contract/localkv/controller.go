@@ -39,10 +39,16 @@ type PortError struct {
 }
 
 // Error returns a fixed message naming the operation and whether the port
-// failed or answered malformed data. It never includes the port's text.
+// failed, gave up on its context, or answered malformed data. It never
+// includes the port's text.
 func (e *PortError) Error() string {
-	if errors.Is(e.Err, ErrMalformedAnswer) {
+	switch {
+	case errors.Is(e.Err, ErrMalformedAnswer):
 		return "localkv: " + e.Op + " failed: malformed runtime port answer"
+	case errors.Is(e.Err, context.Canceled):
+		return "localkv: " + e.Op + " failed: " + context.Canceled.Error()
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return "localkv: " + e.Op + " failed: " + context.DeadlineExceeded.Error()
 	}
 	return "localkv: " + e.Op + " failed: runtime port error"
 }

@@ -185,6 +185,9 @@ func TestControllerReplayFailure(t *testing.T) {
 			if errors.Is(err, ErrMalformedAnswer) != tc.malformed {
 				t.Errorf("malformed = %v, want %v", errors.Is(err, ErrMalformedAnswer), tc.malformed)
 			}
+			if tc.portErr == context.Canceled && !strings.HasSuffix(err.Error(), "context canceled") {
+				t.Errorf("error text %q does not say the context was canceled", err)
+			}
 			var pe *PortError
 			if !errors.As(err, &pe) || pe.Op != "full replay" {
 				t.Errorf("error %T is not a full replay *PortError", err)
