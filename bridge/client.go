@@ -1,0 +1,158 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// Client is the harness end of one connection to an adapter server. It
+// creates instances whose adapters call the server, and answers the
+// server's transport callbacks with each instance's transport. A Client is
+// safe for concurrent use.
+type Client struct {
+	p       *peer
+	timeout time.Duration
+	closer  func() error
+
+	mu         sync.Mutex
+	transports map[string]contract.Transport
+	factory    string
+	closed     bool
+}
+
+// NewClient starts a client reading responses from r and writing requests to
+// w. Call Hello before anything else. Close closes w, and r too when it is an
+// io.Closer; a server that breaks the protocol, or a call that times out,
+// closes them as well.
+func NewClient(r io.Reader, w io.WriteCloser, opts Options) *Client {
+	var once sync.Once
+	closeBoth := func() error {
+		var err error
+		once.Do(func() {
+			err = w.Close()
+			if rc, ok := r.(io.Closer); ok {
+				err = errors.Join(err, rc.Close())
+			}
+		})
+		return err
+	}
+	return newClient(r, w, opts, func(error) { _ = closeBoth() }, closeBoth)
+}
+
+// newClient starts a client; onBreak runs when the connection breaks, close
+// when the client is closed.
+func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), closer func() error) *Client {
+	c := &Client{timeout: opts.callTimeout(), closer: closer, transports: make(map[string]contract.Transport)}
+	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
+	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
+	go c.p.readLoop()
+	return c
+}
+
+// handle answers the server's requests: transport callbacks.
+func (c *Client) handle(ctx context.Context, method string, params json.RawMessage) (any, *WireError) {
+	if method != MethodTransport {
+		return nil, &WireError{Code: CodeUnknownMethod, Message: "the harness answers transport only"}
+	}
+	var p transportParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, &WireError{Code: CodeInvalidParams, Message: "transport params do not have the protocol's shape"}
+	}
+	c.mu.Lock()
+	t := c.transports[p.Instance]
+	c.mu.Unlock()
+	if t == nil {
+		return nil, &WireError{Code: CodeUnknownInstance, Message: "no live instance has this id"}
+	}
+	out, err := t.Send(ctx, p.Request)
+	if err != nil {
+		return nil, &WireError{Code: CodeTransportFailed, Message: "completion transport failed"}
+	}
+	if out == nil {
+		out = []byte("null")
+	}
+	return transportResult{Output: out}, nil
+}
+
+// Hello negotiates the protocol version and returns the name the server's
+// factory reports. A server that does not speak ProtocolVersion yields an
+// error matching ErrUnsupportedVersion.
+func (c *Client) Hello(ctx context.Context) (string, error) {
+	var res helloResult
+	if err := c.p.call(ctx, c.timeout, MethodHello, helloParams{Protocol: ProtocolVersion}, &res); err != nil {
+		return "", err
+	}
+	if res.Protocol != ProtocolVersion {
+		return "", fmt.Errorf("%w: the server answered hello with another version", ErrUnsupportedVersion)
+	}
+	c.mu.Lock()
+	c.factory = res.Factory
+	c.mu.Unlock()
+	return res.Factory, nil
+}
+
+// FactoryName returns the name the server reported in Hello.
+func (c *Client) FactoryName() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.factory
+}
+
+// Create asks the server for a new instance holding setup.Fixture; the
+// instance's transport callbacks go to setup.Transport. The instance's
+// Cleanup asks the server to release the instance; it does not close the
+// client.
+func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+	var res createResult
+	if err := c.p.call(ctx, c.timeout, MethodCreate, createParams{Fixture: setup.Fixture}, &res); err != nil {
+		return conformance.Instance{}, err
+	}
+	if res.Instance == "" {
+		return conformance.Instance{}, fmt.Errorf("bridge: create: %w: the result names no instance", ErrProtocol)
+	}
+	c.mu.Lock()
+	c.transports[res.Instance] = setup.Transport
+	c.mu.Unlock()
+	a := &remoteAdapter{c: c, id: res.Instance}
+	cleanup := func(ctx context.Context) error {
+		defer func() {
+			c.mu.Lock()
+			delete(c.transports, res.Instance)
+			c.mu.Unlock()
+		}()
+		return c.p.call(ctx, c.timeout, MethodCleanup, instanceParams{Instance: res.Instance}, nil)
+	}
+	return conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup}, nil
+}
+
+// Err returns the error that broke the connection, or nil while it works.
+func (c *Client) Err() error { return c.p.brokenErr() }
+
+// Close ends the connection: later calls fail with ErrUnavailable. It
+// closes the output, and waits for the read loop and for the transport
+// callbacks in flight.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	c.p.end()
+	err := c.closer()
+	c.p.fail(errClientClosed)
+	<-c.p.done
+	c.p.handlers.Wait()
+	return err
+}
+
+var errClientClosed = errors.New("bridge: the client was closed")

@@ -1,0 +1,231 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// DefaultExitGrace is how long a child may take to exit after its input
+// closes when ExecConfig.ExitGrace is zero.
+const DefaultExitGrace = time.Second
+
+// ExecConfig describes an adapter process.
+type ExecConfig struct {
+	// Name names the factory in reports. When empty, the factory reports
+	// the name the process gave in its hello once one instance was created,
+	// and the executable's base name before that.
+	Name string
+	// Path and Args are the executable and its arguments (Args excludes the
+	// program name). Path is looked up in PATH when it has no separator.
+	Path string
+	Args []string
+	// Dir is the child's working directory; empty means the current one.
+	Dir string
+	// Env is the child's environment; nil means the harness's own.
+	Env []string
+	// Stderr receives the child's standard error; nil discards it.
+	Stderr io.Writer
+	// ExitGrace is how long the child may take to exit after its input
+	// closes before its process group is killed. Zero means
+	// DefaultExitGrace.
+	ExitGrace time.Duration
+	// Options tune the connection (call timeout, line bound).
+	Options
+}
+
+// Command returns a factory that runs the named program with args, one
+// process per instance, with the default options.
+func Command(name string, args ...string) conformance.Factory {
+	return NewFactory(ExecConfig{Path: name, Args: args})
+}
+
+// NewFactory returns a factory that starts one process per instance, as cfg
+// describes, negotiates the protocol and creates the instance in it. The
+// instance's cleanup asks the process to clean up, closes its input, and
+// kills its whole process group if it has not exited within the grace
+// period; the child is always reaped. A call that times out, a crash or a
+// protocol violation kills the group at once.
+func NewFactory(cfg ExecConfig) conformance.Factory {
+	return &execFactory{cfg: cfg}
+}
+
+type execFactory struct {
+	cfg ExecConfig
+
+	mu    sync.Mutex
+	hello string
+}
+
+// Name implements conformance.Factory.
+func (f *execFactory) Name() string {
+	if f.cfg.Name != "" {
+		return f.cfg.Name
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.hello != "" {
+		return f.hello
+	}
+	return filepath.Base(f.cfg.Path)
+}
+
+// Create implements conformance.Factory.
+func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+	proc, err := startProcess(f.cfg)
+	if err != nil {
+		return conformance.Instance{}, err
+	}
+	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, proc.kill, proc.stop)
+	proc.readDone = c.p.done
+	fail := func(err error) (conformance.Instance, error) {
+		return conformance.Instance{}, errors.Join(err, c.Close())
+	}
+	name, err := c.Hello(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	f.mu.Lock()
+	f.hello = name
+	f.mu.Unlock()
+	inst, err := c.Create(ctx, setup)
+	if err != nil {
+		return fail(err)
+	}
+	remoteCleanup := inst.Cleanup
+	inst.Cleanup = func(ctx context.Context) error {
+		err := remoteCleanup(ctx)
+		if errors.Is(err, ErrUnavailable) {
+			err = nil // the process is already gone; the failure was reported where it happened
+		}
+		return errors.Join(err, c.Close())
+	}
+	return inst, nil
+}
+
+// process is one child: its pipes, and an idempotent kill and reap.
+type process struct {
+	cmd      *exec.Cmd
+	stdin    *os.File
+	stdout   *os.File
+	grace    time.Duration
+	readDone <-chan struct{} // closed when the client's read loop ends
+
+	mu       sync.Mutex
+	reaping  bool
+	killed   bool
+	waitErr  error
+	waitDone chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func startProcess(cfg ExecConfig) (*process, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("bridge: no adapter command")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	cmd := exec.Command(cfg.Path, cfg.Args...)
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
+	grace := cfg.ExitGrace
+	if grace <= 0 {
+		grace = DefaultExitGrace
+	}
+	// Only a non-file Stderr makes exec copy output in a goroutine;
+	// WaitDelay bounds how long Wait waits for that copy.
+	cmd.WaitDelay = grace
+	setProcessGroup(cmd)
+	err = cmd.Start()
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, fmt.Errorf("bridge: starting the adapter process: %w", err)
+	}
+	return &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, waitDone: make(chan struct{})}, nil
+}
+
+// killGroup kills the child's process group unless the leader is being
+// reaped. The leader is reaped only after this, so its id (the group's id)
+// cannot have been reused by another process.
+func (p *process) killGroup() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaping {
+		p.killed = true
+		killProcessGroup(p.cmd)
+	}
+}
+
+// kill is the connection's break hook: the child misbehaved (or exited), so
+// its group is killed and reaped at once. A deliberate close is left to stop.
+func (p *process) kill(cause error) {
+	if errors.Is(cause, errClientClosed) {
+		return
+	}
+	p.killGroup()
+	p.stdin.Close()
+	go p.reap()
+}
+
+// reap waits for the child once; later calls wait for the first.
+func (p *process) reap() error {
+	p.mu.Lock()
+	if p.reaping {
+		p.mu.Unlock()
+		<-p.waitDone
+		return p.waitErr
+	}
+	p.reaping = true
+	p.mu.Unlock()
+	err := p.cmd.Wait()
+	p.waitErr = err
+	close(p.waitDone)
+	return err
+}
+
+// stop ends the child: it closes the child's input and waits, for the grace
+// period, for the child's output to end; then it kills whatever is left of
+// the process group, reaps the leader and closes the output. A child that
+// exits with a non-zero status on its own is an error.
+func (p *process) stop() error {
+	p.stopOnce.Do(func() {
+		p.stdin.Close()
+		t := time.NewTimer(p.grace)
+		select {
+		case <-p.readDone:
+			t.Stop()
+		case <-t.C:
+		}
+		p.mu.Lock()
+		wasKilled := p.killed
+		p.mu.Unlock()
+		p.killGroup()
+		err := p.reap()
+		p.stdout.Close()
+		var ee *exec.ExitError
+		if !wasKilled && errors.As(err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
+			p.stopErr = fmt.Errorf("%w with status %d", ErrExited, ee.ExitCode())
+		}
+	})
+	return p.stopErr
+}

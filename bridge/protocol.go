@@ -1,0 +1,129 @@
+package bridge
+
+import (
+	"encoding/json"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// ProtocolVersion names the protocol this package speaks.
+const ProtocolVersion = "runtime-adapter-bridge-v1"
+
+// The methods of the protocol. The harness sends every method except
+// MethodTransport, which the adapter process sends to the harness.
+const (
+	MethodHello                  = "hello"
+	MethodCreate                 = "create"
+	MethodIdentity               = "identity"
+	MethodCapabilityDeclarations = "capabilityDeclarations"
+	MethodNegotiateCapabilities  = "negotiateCapabilities"
+	MethodSnapshotHistory        = "snapshotHistory"
+	MethodRebuildDerivedState    = "rebuildDerivedState"
+	MethodCurrentModel           = "currentModel"
+	MethodTrustedProjectRoot     = "trustedProjectRoot"
+	MethodEnforcePrivacy         = "enforcePrivacy"
+	MethodComplete               = "complete"
+	MethodDiagnostics            = "diagnostics"
+	MethodShutdown               = "shutdown"
+	MethodCleanup                = "cleanup"
+	MethodTransport              = "transport"
+)
+
+// The error codes a response may carry. An error response never carries
+// payload text: its message is metadata only.
+const (
+	// CodeUnsupportedVersion answers a hello naming a protocol version the
+	// peer does not speak.
+	CodeUnsupportedVersion = "unsupported-version"
+	// CodeHelloRequired answers any request sent before a successful hello.
+	CodeHelloRequired = "hello-required"
+	// CodeUnknownMethod answers a method the peer does not implement.
+	CodeUnknownMethod = "unknown-method"
+	// CodeInvalidParams answers params that do not have the method's shape.
+	CodeInvalidParams = "invalid-params"
+	// CodeUnknownInstance answers a call naming no live instance.
+	CodeUnknownInstance = "unknown-instance"
+	// CodeFactoryFailed answers a create whose factory failed.
+	CodeFactoryFailed = "factory-failed"
+	// CodeAdapterError answers an adapter method that returned an error
+	// (snapshot of a corrupt history, enforcement that failed closed, a
+	// read after shutdown, …).
+	CodeAdapterError = "adapter-error"
+	// CodeAdapterPanicked answers an adapter method that failed abnormally
+	// (a Go panic, an exception thrown where the contract allows none). The
+	// client re-raises it as a panic carrying a *RemoteError, as the method
+	// would have panicked in process.
+	CodeAdapterPanicked = "adapter-panicked"
+	// CodeCleanupFailed answers a cleanup that failed.
+	CodeCleanupFailed = "cleanup-failed"
+	// CodeTransportFailed answers a transport callback whose transport
+	// returned an error.
+	CodeTransportFailed = "transport-failed"
+	// CodeResponseTooLarge answers a request whose response would exceed the
+	// line bound.
+	CodeResponseTooLarge = "response-too-large"
+)
+
+// WireError is the error member of a response.
+type WireError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// envelope is one protocol line: a request (Method set) or a response
+// (Result or Error set).
+type envelope struct {
+	ID     uint64          `json:"id"`
+	Method string          `json:"method,omitempty"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *WireError      `json:"error,omitempty"`
+}
+
+type helloParams struct {
+	Protocol string `json:"protocol"`
+}
+
+type helloResult struct {
+	Protocol string `json:"protocol"`
+	Factory  string `json:"factory"`
+}
+
+type createParams struct {
+	Fixture conformance.Fixture `json:"fixture"`
+}
+
+type createResult struct {
+	Instance            string `json:"instance"`
+	ExpectedProjectRoot string `json:"expectedProjectRoot"`
+}
+
+type instanceParams struct {
+	Instance string `json:"instance"`
+}
+
+type negotiateParams struct {
+	Instance string                       `json:"instance"`
+	Requests []contract.CapabilityRequest `json:"requests"`
+}
+
+// payloadParams is the params of enforcePrivacy and complete. Payload is the
+// payload's JSON; when the harness could not encode the payload, Payload is
+// absent and Uninspectable is true, and the adapter must fail closed.
+type payloadParams struct {
+	Instance      string          `json:"instance"`
+	Provider      string          `json:"provider"`
+	Model         string          `json:"model,omitempty"`
+	Payload       json.RawMessage `json:"payload,omitempty"`
+	Uninspectable bool            `json:"payloadUninspectable,omitempty"`
+}
+
+type transportParams struct {
+	Instance string                    `json:"instance"`
+	Request  contract.TransportRequest `json:"request"`
+}
+
+type transportResult struct {
+	Output json.RawMessage `json:"output"`
+}
