@@ -92,8 +92,11 @@ type peer struct {
 
 func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBreak func(error)) *peer {
 	ctx, cancel := context.WithCancel(context.Background())
+	// A buffer no larger than the bound makes ReadSlice return as soon as a
+	// line outgrows it, even when the rest of the line never comes.
+	size := min(64<<10, maxLine+1)
 	return &peer{
-		in:        bufio.NewReaderSize(in, 64<<10),
+		in:        bufio.NewReaderSize(in, size),
 		out:       out,
 		maxLine:   maxLine,
 		handle:    handle,
