@@ -1,0 +1,119 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childEnv selects what the test binary does when it is re-executed as an
+// adapter process.
+const childEnv = "BRIDGE_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(childEnv); mode != "" {
+		os.Exit(runChild(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// childFactory returns a factory that re-executes the test binary in mode.
+func childFactory(mode string, opts Options, extraEnv ...string) *execFactory {
+	env := append(os.Environ(), childEnv+"="+mode)
+	env = append(env, extraEnv...)
+	return NewFactory(ExecConfig{
+		Path:      os.Args[0],
+		Args:      []string{"-test.run=^$"},
+		Env:       env,
+		ExitGrace: 300 * time.Millisecond,
+		Options:   opts,
+	}).(*execFactory)
+}
+
+// runChild is the adapter process of the child tests. "serve-fake" serves
+// the fake factory; the other modes answer hello and create, then misbehave
+// on the first call after them.
+func runChild(mode string) int {
+	if mode == "serve-fake" {
+		if err := Serve(context.Background(), &fakeFactory{}, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriter(os.Stdout)
+	reply := func(id uint64, result string) {
+		fmt.Fprintf(out, `{"id":%d,"result":%s}`+"\n", id, result)
+		out.Flush()
+	}
+	for in.Scan() {
+		var env envelope
+		if err := json.Unmarshal(in.Bytes(), &env); err != nil {
+			return 2
+		}
+		switch env.Method {
+		case MethodHello:
+			if mode == "old-version" {
+				fmt.Fprintf(out, `{"id":%d,"error":{"code":"unsupported-version","message":"speaks v0 only"}}`+"\n", env.ID)
+				out.Flush()
+				continue
+			}
+			reply(env.ID, `{"protocol":"runtime-adapter-bridge-v1","factory":"scripted"}`)
+			continue
+		case MethodCreate:
+			if mode == "exit-on-create" {
+				return 0
+			}
+			reply(env.ID, `{"instance":"only","expectedProjectRoot":"/scripted"}`)
+			continue
+		case MethodCleanup:
+			reply(env.ID, "null")
+			continue
+		}
+		switch mode {
+		case "crash":
+			return 3
+		case "hang":
+			time.Sleep(time.Hour)
+		case "hang-group":
+			// A grandchild in the same process group, then a hang: the
+			// group kill must take both.
+			cmd := exec.Command("sleep", "30")
+			if err := cmd.Start(); err != nil {
+				return 4
+			}
+			os.WriteFile(os.Getenv("BRIDGE_TEST_PIDFILE"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+			time.Sleep(time.Hour)
+		case "garbage":
+			// Echo the request's params, payload text and all, in a line
+			// that is not JSON.
+			fmt.Fprintf(out, "garbage %s\n", env.Params)
+			out.Flush()
+		case "wrong-id":
+			reply(env.ID+1000, "null")
+		case "huge":
+			out.WriteString(strings.Repeat(secretText, (3<<20)/len(secretText)))
+			out.Flush()
+			time.Sleep(time.Hour)
+		case "unterminated":
+			out.WriteString(`{"id":` + strconv.FormatUint(env.ID, 10))
+			out.Flush()
+			return 0
+		case "stdout-closed":
+			os.Stdout.Close()
+			time.Sleep(time.Hour)
+		default:
+			return 5
+		}
+	}
+	return 0
+}

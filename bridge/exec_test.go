@@ -1,0 +1,168 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+func secretPayload() any {
+	return map[string]any{"messages": []any{map[string]any{"role": "user", "content": secretText}}}
+}
+
+func TestExecServesLikeInProcess(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	f := childFactory("serve-fake", Options{})
+	if f.Name() != filepath.Base(os.Args[0]) {
+		t.Fatalf("name before a hello %q", f.Name())
+	}
+	tr := &recorder{}
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != "fake-factory" {
+		t.Fatalf("name after a hello %q, want the served factory's", f.Name())
+	}
+	a := inst.Adapter
+	if id := a.Identity(); id.ContractVersion != contract.ContractVersion || id.RuntimeID != conformance.FixtureRuntimeID {
+		t.Fatalf("identity %+v", id)
+	}
+	snap, err := a.SnapshotHistory(ctx)
+	if err != nil || len(snap.Messages) != 4 || len(snap.ToolAtomicGroups) != 1 {
+		t.Fatalf("snapshot %d messages, %d groups, %v", len(snap.Messages), len(snap.ToolAtomicGroups), err)
+	}
+	r := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: secretPayload()})
+	if r.Status != contract.StatusCompleted || tr.count() != 1 {
+		t.Fatalf("completion %+v with %d transport calls", r, tr.count())
+	}
+	h := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: make(chan int)})
+	if h.Code != contract.FallbackPrivacyEnforcementFail || tr.count() != 1 {
+		t.Fatalf("uninspectable payload: %+v with %d transport calls", h, tr.count())
+	}
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := inst.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Fatalf("a cooperative child took %s to stop: it should exit at the end of its input", d)
+	}
+}
+
+func TestExecMisbehavingChild(t *testing.T) {
+	for _, tc := range []struct {
+		mode  string
+		cause error
+	}{
+		{"crash", ErrExited},
+		{"hang", ErrTimeout},
+		{"garbage", ErrProtocol},
+		{"wrong-id", ErrProtocol},
+		{"huge", ErrLineTooLong},
+		{"unterminated", ErrProtocol},
+		{"stdout-closed", ErrExited},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			checkGoroutines(t)
+			ctx := context.Background()
+			f := childFactory(tc.mode, Options{CallTimeout: 500 * time.Millisecond, MaxLineBytes: 1 << 20})
+			tr := &recorder{}
+			inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: secretPayload()})
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("the call took %s", d)
+			}
+			if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || r.Retryable || r.Reason != ReasonUnavailable {
+				t.Errorf("completion %+v, want a non-retryable adapter-closed fallback", r)
+			}
+			_, err = inst.Adapter.SnapshotHistory(ctx)
+			if !errors.Is(err, ErrUnavailable) || !errors.Is(err, tc.cause) {
+				t.Errorf("snapshot error %v, want ErrUnavailable and %v", err, tc.cause)
+			}
+			if err != nil && strings.Contains(err.Error(), secretText) {
+				t.Errorf("an error holds payload text: %v", err)
+			}
+			if id := inst.Adapter.Identity(); id != (contract.Identity{}) {
+				t.Errorf("identity of a broken adapter %+v", id)
+			}
+			ds := inst.Adapter.Diagnostics()
+			if len(ds) != 1 || ds[0].Code != DiagnosticProcessFailed || ds[0].Severity != contract.SeverityError {
+				t.Errorf("diagnostics %+v, want one %s", ds, DiagnosticProcessFailed)
+			}
+			start = time.Now()
+			if err := inst.Cleanup(ctx); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("cleanup took %s", d)
+			}
+			if tr.count() != 0 {
+				t.Errorf("transport called %d times", tr.count())
+			}
+		})
+	}
+}
+
+func TestExecKillsTheProcessGroup(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	f := childFactory("hang-group", Options{CallTimeout: 500 * time.Millisecond}, "BRIDGE_TEST_PIDFILE="+pidfile)
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inst.Adapter.TrustedProjectRoot(ctx); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("error %v, want ErrTimeout", err)
+	}
+	if err := inst.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(string(b))
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the grandchild %d survived its group's kill", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestExecCreateFailures(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	setup := conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}}
+	_, err := childFactory("old-version", Options{}).Create(ctx, setup)
+	if !errors.Is(err, ErrUnsupportedVersion) {
+		t.Errorf("old version: %v, want ErrUnsupportedVersion", err)
+	}
+	_, err = childFactory("exit-on-create", Options{}).Create(ctx, setup)
+	if !errors.Is(err, ErrExited) {
+		t.Errorf("exit on create: %v, want ErrExited", err)
+	}
+	_, err = Command(filepath.Join(t.TempDir(), "no-such-adapter")).Create(ctx, setup)
+	if err == nil {
+		t.Error("a missing executable created an instance")
+	}
+}
