@@ -162,3 +162,12 @@ func FuzzNormalizeIsIdempotent(f *testing.F) {
 		}
 	})
 }
+
+// JSON.parse reads a number too large for a double as an infinity, and
+// JSON.stringify writes it as null: Normalize must accept what Raw accepts.
+func TestNormalizeWritesOverflowingNumbersAsNull(t *testing.T) {
+	got, err := Normalize(nil, []byte(`[1e400,-1E999,1e-400,{"a":2e308}]`))
+	if err != nil || string(got) != `[null,null,0,{"a":null}]` {
+		t.Fatalf("got %s (%v)", got, err)
+	}
+}

@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -265,6 +266,24 @@ func (s *Scanner) Number() (float64, error) {
 	}
 	f, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
 	if err != nil {
+		s.pos = start
+		return 0, s.syntax("number out of range")
+	}
+	return f, nil
+}
+
+// numberJS reads a number as JSON.parse does: a literal too large for a
+// double is an infinity rather than an error.
+func (s *Scanner) numberJS() (float64, error) {
+	if err := s.expect(Number); err != nil {
+		return 0, err
+	}
+	start := s.pos
+	if err := s.skipNumber(); err != nil {
+		return 0, err
+	}
+	f, err := strconv.ParseFloat(string(s.data[start:s.pos]), 64)
+	if err != nil && !math.IsInf(f, 0) {
 		s.pos = start
 		return 0, s.syntax("number out of range")
 	}
