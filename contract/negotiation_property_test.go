@@ -23,6 +23,42 @@ func validlySupported(decls []contract.CapabilityDeclaration, id string) bool {
 	return n == 1 && ok
 }
 
+// malformed reports whether id is declared more than once, or declared
+// supported without a valid version, or unsupported without a reason.
+func malformed(decls []contract.CapabilityDeclaration, id string) bool {
+	var first *contract.CapabilityDeclaration
+	for i := range decls {
+		if decls[i].ID != id {
+			continue
+		}
+		if first != nil {
+			return true
+		}
+		first = &decls[i]
+	}
+	if first == nil {
+		return false
+	}
+	if first.Supported {
+		return !contract.ValidCapabilityVersion(first.Version)
+	}
+	return contract.NormalizeReason(first.Reason) == ""
+}
+
+// firstVersion returns the trimmed version of id's first declaration when
+// it is valid.
+func firstVersion(decls []contract.CapabilityDeclaration, id string) string {
+	for _, d := range decls {
+		if d.ID == id {
+			if contract.ValidCapabilityVersion(d.Version) {
+				return contract.TrimJS(d.Version)
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
 func requested(reqs []contract.CapabilityRequest, id string) (requested, required bool) {
 	for _, r := range reqs {
 		if r.ID == id {
@@ -83,6 +119,9 @@ func TestPropertyNegotiationEnablesExactlyRequestedValidSupport(t *testing.T) {
 			if st.Supported != supported {
 				t.Fatalf("%s: supported %v, want %v", id, st.Supported, supported)
 			}
+			if v := firstVersion(decls, id); st.Version != v {
+				t.Fatalf("%s: version %q, want %q", id, st.Version, v)
+			}
 			if st.Enabled != (req && supported) {
 				t.Fatalf("%s: enabled %v, want requested %v and validly supported %v", id, st.Enabled, req, supported)
 			}
@@ -104,6 +143,13 @@ func TestPropertyNegotiationEnablesExactlyRequestedValidSupport(t *testing.T) {
 			}
 			if d.Severity != wantSeverity {
 				t.Fatalf("%s: severity %s, want %s (required %v)", id, d.Severity, wantSeverity, required)
+			}
+			wantCode := contract.CodeCapabilityUnsupported
+			if malformed(decls, id) {
+				wantCode = contract.CodeCapabilityDeclarationInvalid
+			}
+			if d.Code != wantCode {
+				t.Fatalf("%s: diagnostic %s, want %s", id, d.Code, wantCode)
 			}
 		}
 		if !slices.Equal(n.Enabled, nonNil(wantEnabled)) || !slices.Equal(n.Disabled, nonNil(wantDisabled)) {
