@@ -10,7 +10,8 @@ import (
 
 // Mutation is one way of breaking a valid history snapshot. Applied to a
 // snapshot that ValidateHistorySnapshot accepts, it makes validation report
-// exactly the codes in Codes (each at least once) and no other code.
+// exactly the codes in Codes (each at least once) and no other code. Only
+// the entries of Mutations can be applied.
 type Mutation struct {
 	// Name identifies the mutation; names are unique within Mutations.
 	Name string
@@ -27,18 +28,28 @@ type Mutation struct {
 // nothing the mutation can break, for example no tool group). It replaces
 // blocks and slices rather than writing through them, yet callers that keep
 // the original should pass a CloneSnapshot.
-func (m Mutation) Apply(s *contract.HistorySnapshot) bool { return m.apply(s, 0) }
+func (m Mutation) Apply(s *contract.HistorySnapshot) bool { return m.ApplyAt(s, 0) }
 
 // ApplyAt is Apply with the at-th eligible target (counted modulo the
 // number of targets, so any non-negative at applies when Apply does).
-func (m Mutation) ApplyAt(s *contract.HistorySnapshot, at int) bool { return m.apply(s, at) }
+// The zero Mutation applies to nothing.
+func (m Mutation) ApplyAt(s *contract.HistorySnapshot, at int) bool {
+	if m.apply == nil {
+		return false
+	}
+	return m.apply(s, max(at, 0))
+}
 
 // Mutant is a valid snapshot broken by one mutation, with the codes
 // validation must report for it.
 type Mutant struct {
+	// Snapshot is the broken snapshot.
 	Snapshot contract.HistorySnapshot
+	// Mutation is the Name of the mutation applied.
 	Mutation string
-	Codes    []string
+	// Codes are the distinct codes ValidateHistorySnapshot reports for
+	// Snapshot, in the order validation checks them.
+	Codes []string
 }
 
 // MutatedSnapshot returns a generator of snapshots broken by one mutation of
