@@ -385,6 +385,9 @@ type isZeroer interface{ IsZero() bool }
 var isZeroerType = reflect.TypeFor[isZeroer]()
 
 func isZeroValue(v reflect.Value) bool {
+	if !v.CanInterface() {
+		return v.IsZero()
+	}
 	t := v.Type()
 	if t.Implements(isZeroerType) {
 		if (t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface) && v.IsNil() {
