@@ -20,14 +20,10 @@ const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{
 
 // These patterns need neither look-behind nor back-references, so Go's
 // regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds. \b is an ASCII word boundary in both.
-// Case-insensitive parts are spelt out as ASCII classes: Go's (?i) would
+// exactly what JavaScript finds. Case-insensitive parts are spelt out as ASCII classes: Go's (?i) would
 // also fold U+017F and U+212A onto s and k, which JavaScript does not.
 var (
 	pemPattern = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	// The whole alternation ends at a word boundary: AKIA followed by 17
-	// characters is not a key, and a trailing '-' stays outside the match.
-	credentialPattern = regexp.MustCompile(`\b(?:sk-(?:ant-)?[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{12,}|AKIA[0-9A-Z]{16})\b`)
 	bearerPattern     = regexp.MustCompile(`([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
 )
 
@@ -39,9 +35,7 @@ func redactSecrets(s string) (string, int) {
 	if strings.Contains(s, "-----BEGIN ") {
 		s = replaceAll(pemPattern, s, redactedPrivateKey, false, &n)
 	}
-	if strings.Contains(s, "sk-") || strings.Contains(s, "AKIA") || strings.Contains(s, "_") {
-		s = replaceAll(credentialPattern, s, redactedCredential, false, &n)
-	}
+	s = redactCredentials(s, &n)
 	if containsFoldASCII(s, "bearer") {
 		s = replaceAll(bearerPattern, s, redactedToken, true, &n)
 	}
@@ -210,6 +204,90 @@ func redactAssignments(s string, n *int) string {
 		}
 		last = after
 		i = after - 1
+		*n++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialEnd returns the end of a credential starting at s[i], or -1.
+// It finds what JavaScript's
+//
+//	\b(?:sk-(?:ant-)?[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{12,}|AKIA[0-9A-Z]{16})\b
+//
+// matches at i, the caller having checked the word boundary before s[i]:
+// the whole alternation must end at a word boundary, so AKIA followed by 17
+// characters is not a key and a trailing '-' stays outside the match.
+func credentialEnd(s string, i int) int {
+	switch {
+	case strings.HasPrefix(s[i:], "sk-"):
+		run := i + 3
+		for run < len(s) && (isWordByte(s[run]) || s[run] == '-') {
+			run++
+		}
+		// The greedy run backs off until it ends at a word boundary; with
+		// or without "ant-" the shortest end is 8 characters after "sk-".
+		for e := run; e >= i+3+8; e-- {
+			if atWordBoundary(s, e) {
+				return e
+			}
+		}
+	case len(s)-i >= 4 && s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_':
+		run := i + 4
+		for run < len(s) && isWordByte(s[run]) && s[run] != '_' {
+			run++
+		}
+		// Inside a run of word characters there is no boundary.
+		if run-(i+4) >= 12 && atWordBoundary(s, run) {
+			return run
+		}
+	case strings.HasPrefix(s[i:], "AKIA"):
+		e := i + 4
+		for e < len(s) && e < i+20 && (('0' <= s[e] && s[e] <= '9') || ('A' <= s[e] && s[e] <= 'Z')) {
+			e++
+		}
+		if e == i+20 && atWordBoundary(s, e) {
+			return e
+		}
+	}
+	return -1
+}
+
+// atWordBoundary reports whether JavaScript's \b holds at offset i.
+func atWordBoundary(s string, i int) bool {
+	before := i > 0 && isWordByte(s[i-1])
+	after := i < len(s) && isWordByte(s[i])
+	return before != after
+}
+
+// redactCredentials replaces every credential with the credential
+// placeholder, scanning left to right and resuming after each match.
+func redactCredentials(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 's', 'g', 'A':
+		default:
+			continue
+		}
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		e := credentialEnd(s, i)
+		if e < 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(redactedCredential)
+		last = e
+		i = e - 1
 		*n++
 	}
 	if last == 0 {

@@ -114,7 +114,7 @@ type walker struct {
 	st textStats
 }
 
-// value returns the sanitised copy of v. key classifies the member name v
+// value returns v sanitised, reusing v's storage. key classifies the member name v
 // is the value of (array items inherit their array's); ctx reports content
 // context.
 func (w *walker) value(v jsonw.Value, key keyClass, ctx bool) jsonw.Value {
@@ -130,20 +130,19 @@ func (w *walker) value(v jsonw.Value, key keyClass, ctx bool) jsonw.Value {
 			w.st.changed = true
 		}
 	case jsonw.Array:
-		items := make([]jsonw.Value, len(v.Items))
 		for i, item := range v.Items {
-			items[i] = w.value(item, key, ctx)
+			v.Items[i] = w.value(item, key, ctx)
 		}
-		v.Items = items
 	case jsonw.Object:
 		v.Members = w.object(v.Members, ctx)
 	}
 	return v
 }
 
-// object sanitises the members of an object in content context ctx.
+// object sanitises the members of an object in content context ctx. It
+// rewrites ms in place: the tree belongs to the call being served.
 func (w *walker) object(ms []jsonw.Member, ctx bool) []jsonw.Member {
-	out := make([]jsonw.Member, 0, len(ms))
+	out := ms[:0]
 	var names map[string]struct{} // built once a name has changed
 	for idx, m := range ms {
 		kc := classifyKey(m.Name)
