@@ -22,8 +22,8 @@
 // whitespace around it is dropped. Other markers stay verbatim. A segment
 // whose class the destination does not allow becomes
 // "[DS4 <class> content excluded by privacy policy]" and counts one blocked
-// block; empty text around pairs produces nothing, an empty pair still
-// produces a placeholder.
+// block; empty text around pairs produces nothing, while an empty pair (or
+// a leading marker with nothing after it) still produces a placeholder.
 //
 // Before a payload is walked, the marker structure of all its string values
 // (in walk order) is checked. Nesting, a close with nothing open, a close of

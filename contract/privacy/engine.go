@@ -68,6 +68,10 @@ func (e *Engine) Policy(provider string) (Policy, error) {
 }
 
 func (e *Engine) policy(provider string) (string, Destination, classMask, error) {
+	if e == nil || !e.def.Valid() {
+		// A zero Engine would behave as a disabled one: refuse instead.
+		return "", "", classMask{}, fmt.Errorf("%w: the engine was not created by New", ErrInvalidConfig)
+	}
 	name := normalizeProvider(provider)
 	if name == "" {
 		return "", "", classMask{}, ErrBlankProvider

@@ -387,3 +387,14 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestZeroEngineFailsClosed(t *testing.T) {
+	var e Engine
+	if _, err := e.SanitizePayload("remote", raw(`"x"`)); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("zero engine: err = %v", err)
+	}
+	var nilEngine *Engine
+	if _, err := nilEngine.Policy("remote"); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("nil engine: err = %v", err)
+	}
+}

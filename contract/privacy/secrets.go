@@ -20,8 +20,9 @@ const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{
 
 // These patterns need neither look-behind nor back-references, so Go's
 // regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds. Case-insensitive parts are spelt out as ASCII classes: Go's (?i) would
-// also fold U+017F and U+212A onto s and k, which JavaScript does not.
+// exactly what JavaScript finds. Case-insensitive parts are spelt out as
+// ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
+// which JavaScript does not.
 var (
 	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
 	bearerPattern = regexp.MustCompile(`([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
