@@ -58,8 +58,11 @@
 //
 // # Go payloads
 //
-// SanitizePayload takes any value. A json.RawMessage is parsed as one JSON
-// document (strict RFC 8259, valid UTF-8). Any other value is converted the
+// SanitizePayload takes any value. A payload that is itself a byte slice
+// (json.RawMessage, []byte, or a pointer to one) is parsed as one JSON
+// document (strict RFC 8259, valid UTF-8): a Go program's byte payload is an
+// encoded request body, and reading it as binary data would pass it through
+// uninspected. Any other value is converted the
 // way encoding/json encodes it (Marshaler and TextMarshaler, struct tags,
 // omitempty and omitzero, ",string", embedded structs, map keys), by the
 // engine's own reflection walk so that nothing escapes inspection. Objects
@@ -86,8 +89,9 @@
 //   - Keys named like Object.prototype members (toString, constructor, …)
 //     are kept unchanged; the TypeScript kit renames them (toString_0) by
 //     accident of JavaScript objects.
-//   - Binary data: a Go []byte anywhere in a payload (including the payload
-//     itself) is binary data, not text. In content context, when the
+//   - Binary data: a Go []byte inside a payload value is binary data, not
+//     text (a payload that is itself a byte slice is JSON, see above). In
+//     content context, when the
 //     effective default class is not allowed, it is replaced by empty data
 //     and counts one blocked block; otherwise it is kept. It is written as
 //     base64, as encoding/json writes []byte. A json.RawMessage is never

@@ -15,11 +15,27 @@ import (
 	"github.com/ds4context/adapterkit/internal/jsonw"
 )
 
-// encodePayload turns a payload into the tree the engine walks: a
-// json.RawMessage is parsed, anything else is encoded by reflection.
+// encodePayload turns a payload into the tree the engine walks. A payload
+// that is a byte slice (json.RawMessage, []byte, a named byte-slice type, or
+// a pointer to one) is one JSON document and is parsed; anything else is
+// encoded by reflection, where a byte slice inside the value is binary data.
+//
+// Reading a top-level byte slice as JSON rather than as binary data is a
+// fail-closed choice: a Go program's []byte payload is almost always an
+// encoded request body, and binary data outside content context is passed
+// through uninspected. Bytes that are not JSON are an error.
 func encodePayload(payload any) (jsonw.Value, error) {
 	if raw, ok := payload.(json.RawMessage); ok {
 		return parseJSON(raw)
+	}
+	v := reflect.ValueOf(payload)
+	for v.IsValid() && v.Kind() == reflect.Pointer && !v.IsNil() &&
+		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
+		v = v.Elem()
+	}
+	if v.IsValid() && v.Kind() == reflect.Slice && isByteSlice(v.Type()) &&
+		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
+		return parseJSON(v.Bytes())
 	}
 	e := encoder{path: map[visit]struct{}{}}
 	return e.encode(reflect.ValueOf(payload), 0)

@@ -106,10 +106,11 @@ type Result struct {
 
 // SanitizePayload sanitises payload for provider.
 //
-// A json.RawMessage payload is read as one JSON document. Any other value
-// is encoded as encoding/json encodes it, except that []byte values are
-// kept as binary data (see the package documentation). Objects are walked
-// in JavaScript property order. Any part of the payload that cannot be
+// A payload that is a byte slice (json.RawMessage, []byte, or a pointer to
+// one) is read as one JSON document. Any other value is encoded as
+// encoding/json encodes it, except that byte slices inside it are kept as
+// binary data (see the package documentation). Objects are walked in
+// JavaScript property order. Any part of the payload that cannot be
 // fully inspected makes the call fail closed with an error wrapping
 // ErrUninspectable; a blank provider is an error wrapping ErrBlankProvider.
 func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {

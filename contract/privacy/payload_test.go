@@ -132,7 +132,15 @@ func TestBinary(t *testing.T) {
 		payloadWant{`{"messages":[{"content":"aGk="}]}`, Sensitive, false, 0, 0})
 	checkPayload(t, es, "remote", map[string]any{"options": []byte("hi")},
 		payloadWant{`{"options":"aGk="}`, Sensitive, false, 0, 0})
-	checkPayload(t, es, "remote", []byte("hi"), payloadWant{`"aGk="`, Sensitive, false, 0, 0})
+	// A payload that is itself a byte slice is a JSON document.
+	top := []byte(`{"content":"sk-abcdefgh12"}`)
+	checkPayload(t, en, "remote", top, payloadWant{`{"content":"` + redactedCredential + `"}`, Normal, true, 0, 1})
+	checkPayload(t, en, "remote", &top, payloadWant{`{"content":"` + redactedCredential + `"}`, Normal, true, 0, 1})
+	type Body []byte
+	checkPayload(t, en, "remote", Body(top), payloadWant{`{"content":"` + redactedCredential + `"}`, Normal, true, 0, 1})
+	if _, err := en.SanitizePayload("remote", []byte("\x00binary")); !errors.Is(err, ErrUninspectable) {
+		t.Errorf("non-JSON top-level bytes: err = %v", err)
+	}
 	// A marker-like base64 text is binary, never text.
 	checkPayload(t, en, "remote", msg([]byte("[ds4:local-only]")),
 		payloadWant{`{"messages":[{"content":"W2RzNDpsb2NhbC1vbmx5XQ=="}]}`, Normal, false, 0, 0})
