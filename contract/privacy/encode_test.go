@@ -31,7 +31,7 @@ type withEmbedded struct {
 	Addrs map[netip.Addr]int
 	Num   json.Number
 	Iface json.Marshaler
-	Ptr   *int `json:",omitempty"`
+	Ptr   *int   `json:",omitempty"`
 	Quote string `json:",string"`
 	Arr   [3]bool
 }

@@ -114,9 +114,9 @@ type walker struct {
 	st textStats
 }
 
-// value returns v sanitised, reusing v's storage. key classifies the member name v
-// is the value of (array items inherit their array's); ctx reports content
-// context.
+// value returns v sanitised, reusing v's storage. key classifies the
+// member name v is the value of (array items inherit their array's); ctx
+// reports content context.
 func (w *walker) value(v jsonw.Value, key keyClass, ctx bool) jsonw.Value {
 	switch v.Kind {
 	case jsonw.String:
