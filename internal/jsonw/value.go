@@ -1,14 +1,12 @@
 package jsonw
 
 import (
-	"math"
 	"slices"
 	"unicode/utf8"
 )
 
 // Value is a parsed JSON value, shaped as JavaScript's JSON.parse builds it:
-// numbers are doubles (a number too large for a double is an infinity, which
-// AppendValue writes as null, as JSON.stringify does), an object's members are in JavaScript property order
+// numbers are doubles, an object's members are in JavaScript property order
 // (array-index names first in ascending numeric order, then the other names in
 // document order) and a repeated name keeps its first position and its last
 // value.
@@ -97,7 +95,7 @@ func (s *Scanner) value(depth int) (Value, error) {
 		str, err := s.String()
 		return Value{Kind: String, Str: str}, err
 	case Number:
-		n, err := s.numberJS()
+		n, err := s.Number()
 		return Value{Kind: Number, Num: n}, err
 	case Bool:
 		b, err := s.Bool()
@@ -201,10 +199,6 @@ func appendValue(dst []byte, v Value, sorted bool) ([]byte, error) {
 	case String:
 		return AppendString(dst, v.Str), nil
 	case Number:
-		if math.IsInf(v.Num, 0) || math.IsNaN(v.Num) {
-			// JSON.stringify writes non-finite numbers as null.
-			return append(dst, "null"...), nil
-		}
 		return AppendNumber(dst, v.Num)
 	case Bool:
 		if v.Bool {
