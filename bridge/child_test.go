@@ -26,7 +26,8 @@ func TestMain(m *testing.M) {
 
 // childFactory returns a factory that re-executes the test binary in mode.
 func childFactory(mode string, opts Options, extraEnv ...string) *execFactory {
-	env := append(os.Environ(), childEnv+"="+mode)
+	// GORACE: a race-enabled child would otherwise sleep a second at exit.
+	env := append(os.Environ(), childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
 	env = append(env, extraEnv...)
 	return NewFactory(ExecConfig{
 		Path:      os.Args[0],
