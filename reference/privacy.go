@@ -1,0 +1,5 @@
+package reference
+
+func defaultSanitizer(Options) (payloadSanitizer, error) {
+	return nil, optionsError("no privacy engine")
+}
