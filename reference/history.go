@@ -431,7 +431,9 @@ func CreateHistory(ctx context.Context, path string, h Header, messages []contra
 // (else ErrHistoryTooLarge). Then exactly one line is written with a single
 // append-mode write. The file is never rewritten or truncated. Appends to
 // one file must come from one writer at a time; a change detected between
-// reading and writing fails with ErrConcurrentWrite.
+// reading and writing fails with ErrConcurrentWrite. A reader racing an
+// append may see the new record half written and report an unterminated
+// final record; reading again after the append returns succeeds.
 func AppendMessage(ctx context.Context, path string, msg contract.Message, opts ...HistoryOption) error {
 	const op = "append"
 	if err := ctx.Err(); err != nil {
