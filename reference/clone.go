@@ -13,12 +13,15 @@ import (
 // the number of allocations low.
 
 type cloner struct {
-	strs   []string
-	nums   []float64
-	bools  []bool
-	fields []contract.Field
-	blocks []contract.Block
-	bytes  []byte
+	texts   []contract.TextBlock
+	calls   []contract.ToolCallBlock
+	results []contract.ToolResultBlock
+	strs    []string
+	nums    []float64
+	bools   []bool
+	fields  []contract.Field
+	blocks  []contract.Block
+	bytes   []byte
 }
 
 func cloneP[T any](slab *[]T, p *T) *T {
@@ -29,6 +32,16 @@ func cloneP[T any](slab *[]T, p *T) *T {
 		*slab = make([]T, 0, 1024)
 	}
 	*slab = append(*slab, *p)
+	return &(*slab)[len(*slab)-1]
+}
+
+// slot returns a pointer to a new zero T carved from slab.
+func slot[T any](slab *[]T) *T {
+	if len(*slab) == cap(*slab) {
+		*slab = make([]T, 0, 512)
+	}
+	var zero T
+	*slab = append(*slab, zero)
 	return &(*slab)[len(*slab)-1]
 }
 
@@ -65,13 +78,19 @@ func (c *cloner) extra(fs []contract.Field) []contract.Field {
 func (c *cloner) block(b contract.Block) contract.Block {
 	switch b := b.(type) {
 	case *contract.TextBlock:
-		return &contract.TextBlock{Text: b.Text, Extra: c.extra(b.Extra)}
+		p := slot(&c.texts)
+		*p = contract.TextBlock{Text: b.Text, Extra: c.extra(b.Extra)}
+		return p
 	case *contract.ThinkingBlock:
 		return &contract.ThinkingBlock{Thinking: b.Thinking, Extra: c.extra(b.Extra)}
 	case *contract.ToolCallBlock:
-		return &contract.ToolCallBlock{ID: b.ID, Name: b.Name, Arguments: c.raw(b.Arguments), Extra: c.extra(b.Extra)}
+		p := slot(&c.calls)
+		*p = contract.ToolCallBlock{ID: b.ID, Name: b.Name, Arguments: c.raw(b.Arguments), Extra: c.extra(b.Extra)}
+		return p
 	case *contract.ToolResultBlock:
-		return &contract.ToolResultBlock{ToolCallID: b.ToolCallID, ToolName: b.ToolName, Content: b.Content, IsError: b.IsError, Extra: c.extra(b.Extra)}
+		p := slot(&c.results)
+		*p = contract.ToolResultBlock{ToolCallID: b.ToolCallID, ToolName: b.ToolName, Content: b.Content, IsError: b.IsError, Extra: c.extra(b.Extra)}
+		return p
 	case *contract.ImageBlock:
 		return &contract.ImageBlock{MimeType: cloneP(&c.strs, b.MimeType), Data: cloneP(&c.strs, b.Data), Extra: c.extra(b.Extra)}
 	case *contract.FileReferenceBlock:
