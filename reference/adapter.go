@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // Version is the version of this kit's reference adapter (its
@@ -62,6 +63,9 @@ type Options struct {
 	Model *contract.ModelDescriptor
 	// Transport is the runtime's completion transport (required).
 	Transport contract.Transport
+	// Privacy configures the privacy engine; nil means
+	// privacy.DefaultConfig(). An invalid configuration is rejected.
+	Privacy *privacy.Config
 	// EmbeddingPort, when set, is exposed through EmbeddingPort and
 	// declared as the embeddings capability.
 	EmbeddingPort contract.EmbeddingPort
@@ -71,14 +75,6 @@ type Options struct {
 	// MaxMessages bounds the number of messages; 0 means
 	// DefaultMaxMessages and a negative value is rejected.
 	MaxMessages int
-
-	// sanitizer replaces the privacy engine (tests only).
-	sanitizer payloadSanitizer
-}
-
-// payloadSanitizer is the privacy engine as the adapter uses it.
-type payloadSanitizer interface {
-	sanitize(provider string, payload any) (contract.PrivacyResult, error)
 }
 
 // Adapter is the reference runtime adapter: it projects an append-only
@@ -91,7 +87,7 @@ type Adapter struct {
 	model     *contract.ModelDescriptor
 	transport contract.Transport
 	embedding contract.EmbeddingPort
-	privacy   payloadSanitizer
+	privacy   *privacy.Engine
 
 	closed atomic.Bool
 	diags  ring
@@ -139,11 +135,13 @@ func New(opts Options) (*Adapter, error) {
 	if l.maxBytes < 0 || l.maxMessages < 0 {
 		return nil, optionsError("bounds must be positive")
 	}
-	san := opts.sanitizer
-	if san == nil {
-		if san, err = defaultSanitizer(opts); err != nil {
-			return nil, err
-		}
+	cfg := privacy.DefaultConfig()
+	if opts.Privacy != nil {
+		cfg = *opts.Privacy
+	}
+	engine, err := privacy.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return &Adapter{
 		runtimeID: runtimeID,
@@ -151,7 +149,7 @@ func New(opts Options) (*Adapter, error) {
 		model:     cloneModel(opts.Model),
 		transport: opts.Transport,
 		embedding: opts.EmbeddingPort,
-		privacy:   san,
+		privacy:   engine,
 		store:     store{path: opts.HistoryPath, limits: l},
 	}, nil
 }
@@ -286,7 +284,18 @@ func (a *Adapter) enforce(provider string, payload any) (res contract.PrivacyRes
 			res, err = contract.PrivacyResult{}, errors.Join(ErrPrivacyFailed, err)
 		}
 	}()
-	return a.privacy.sanitize(provider, payload)
+	r, err := a.privacy.SanitizePayload(provider, payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	return contract.PrivacyResult{
+		Provider:         provider,
+		Destination:      r.Destination,
+		Payload:          r.Value,
+		Changed:          r.Changed,
+		BlockedBlocks:    r.BlockedBlocks,
+		SecretRedactions: r.SecretRedactions,
+	}, nil
 }
 
 // Complete sanitises req.Payload for req.Provider and sends only the

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 func TestNewRejectsBadOptions(t *testing.T) {
@@ -26,6 +27,9 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"no transport":           func(o *Options) { o.Transport = nil },
 		"negative byte bound":    func(o *Options) { o.MaxBytes = -1 },
 		"negative message bound": func(o *Options) { o.MaxMessages = -1 },
+		"invalid privacy config": func(o *Options) {
+			o.Privacy = &privacy.Config{Enabled: true, DefaultClassification: "secret-ish"}
+		},
 	}
 	for name, mutate := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -322,13 +326,6 @@ func TestRebuild(t *testing.T) {
 	}
 }
 
-// failSanitizer fails every enforcement.
-type failSanitizer struct{}
-
-func (failSanitizer) sanitize(string, any) (contract.PrivacyResult, error) {
-	return contract.PrivacyResult{}, errors.New("cannot inspect")
-}
-
 func TestCompleteFallbacks(t *testing.T) {
 	e := newEnv(t)
 	e.create(t)
@@ -353,10 +350,9 @@ func TestCompleteFallbacks(t *testing.T) {
 	})
 	t.Run("privacy failure", func(t *testing.T) {
 		tr := &recorder{}
-		o := e.options(tr)
-		o.sanitizer = failSanitizer{}
-		a := newAdapter(t, o)
-		r := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
+		a := newAdapter(t, e.options(tr))
+		uninspectable := map[string]any{"messages": []any{make(chan int)}}
+		r := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: uninspectable})
 		if r.Status != contract.StatusFallback || r.Code != contract.FallbackPrivacyEnforcementFail || r.Retryable || r.Reason != "privacy enforcement failed closed" {
 			t.Fatalf("result %+v", r)
 		}
@@ -367,7 +363,7 @@ func TestCompleteFallbacks(t *testing.T) {
 		if len(d) != 1 || d[0] != (contract.Diagnostic{Code: "privacy-enforcement-failed", Severity: "error", Message: "Privacy enforcement failed closed before completion transport"}) {
 			t.Fatalf("diagnostics %+v", d)
 		}
-		if _, err := a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "p"}); !errors.Is(err, ErrPrivacyFailed) {
+		if _, err := a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "p", Payload: uninspectable}); !errors.Is(err, ErrPrivacyFailed) || !errors.Is(err, privacy.ErrUninspectable) {
 			t.Fatalf("enforce error %v", err)
 		}
 	})
@@ -548,4 +544,35 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Remove(e.path)
+}
+
+func TestPrivacyConfigIsUsed(t *testing.T) {
+	e := newEnv(t)
+	payload := map[string]any{"prompt": "[ds4:local-only]kept here[/ds4:local-only] sk-abcdefgh12345678"}
+	ctx := context.Background()
+
+	def := newAdapter(t, e.options(nil))
+	res, err := def.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "remote-co", Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Destination != contract.DestinationRemote || !res.Changed || res.BlockedBlocks != 1 || res.SecretRedactions != 1 || res.Provider != "remote-co" {
+		t.Fatalf("default policy result %+v", res.Summary())
+	}
+	if strings.Contains(string(res.Payload), "kept here") || strings.Contains(string(res.Payload), "abcdefgh") {
+		t.Fatal("default policy let local-only text or a credential through")
+	}
+
+	cfg := privacy.DefaultConfig()
+	cfg.LocalProviders = append(cfg.LocalProviders, "remote-co")
+	o := e.options(nil)
+	o.Privacy = &cfg
+	local := newAdapter(t, o)
+	res, err = local.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "Remote-Co ", Payload: payload})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Destination != contract.DestinationLocal || !strings.Contains(string(res.Payload), "kept here") || res.SecretRedactions != 0 {
+		t.Fatalf("configured local provider: %+v", res.Summary())
+	}
 }

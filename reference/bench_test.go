@@ -83,8 +83,8 @@ func (e benchEnv) copyHistory(b *testing.B) benchEnv {
 func (e benchEnv) adapter(b *testing.B) *Adapter {
 	a, err := New(Options{
 		HistoryPath: e.path, RuntimeID: benchRuntime, ProjectRoot: e.root,
-		Transport: &recorder{}, sanitizer: passSanitizer{},
-		MaxBytes: 1 << 30, MaxMessages: 10 * benchMessages,
+		Transport: &recorder{},
+		MaxBytes:  1 << 30, MaxMessages: 10 * benchMessages,
 	})
 	if err != nil {
 		b.Fatal(err)

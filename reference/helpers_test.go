@@ -110,7 +110,7 @@ func (e env) options(tr contract.Transport) Options {
 	if tr == nil {
 		tr = &recorder{}
 	}
-	return Options{HistoryPath: e.path, RuntimeID: fx.RuntimeID, ProjectRoot: e.root, Model: &fx.Model, Transport: tr, sanitizer: passSanitizer{}}
+	return Options{HistoryPath: e.path, RuntimeID: fx.RuntimeID, ProjectRoot: e.root, Model: &fx.Model, Transport: tr}
 }
 
 func newAdapter(t testing.TB, opts Options) *Adapter {
