@@ -200,6 +200,7 @@ func TestSnapshotFollowsAppends(t *testing.T) {
 	result.Role = contract.RoleTool
 	result.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: "tool-call-2", ToolName: "read", Content: "x"}}
 	steps := []contract.Message{nextMessage("entry-next"), call, result, nextMessage("entry-last")}
+	first := a.store.c.messages[0].Blocks[0]
 	for i, m := range steps {
 		if err := AppendMessage(context.Background(), e.path, m); err != nil {
 			t.Fatal(err)
@@ -217,6 +218,13 @@ func TestSnapshotFollowsAppends(t *testing.T) {
 		}
 		if len(got.Messages) != len(fx.Messages)+i+1 {
 			t.Fatalf("step %d: %d messages", i, len(got.Messages))
+		}
+		if a.store.c.messages[0].Blocks[0] != first {
+			t.Fatalf("step %d: the unchanged prefix was decoded again", i)
+		}
+		c := a.store.c
+		if _, err := a.SnapshotHistory(context.Background()); err != nil || a.store.c != c {
+			t.Fatalf("step %d: an unchanged file was decoded again (%v)", i, err)
 		}
 	}
 }
