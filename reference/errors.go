@@ -68,13 +68,9 @@ func (e *HistoryError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Reason)
-	var de *contract.DecodeError
-	if errors.As(e.Cause, &de) {
-		// Only the member path: a decode error's text may quote a value.
-		b.WriteString(" (at ")
-		b.WriteString(de.Path)
-		b.WriteString(")")
-	}
+	// The cause is not rendered: a decode error's text may quote a value
+	// or an unknown member name from the file. It stays reachable through
+	// errors.As for callers that decide to look.
 	return b.String()
 }
 
