@@ -220,9 +220,15 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 }
 
 // BenchmarkSnapshotAfterAppend appends one message (untimed) and then
-// snapshots: the prefix is re-hashed and compared, only the new line is
-// decoded and validated.
+// snapshots: the prefix is re-hashed and compared, and only the new line is
+// decoded. A text message is validated against the id index ("text"); a
+// tool call or result makes the whole history be validated again ("tool").
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
+	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
+	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })
+}
+
+func benchAfterAppend(b *testing.B, next func(int) contract.Message) {
 	e := benchHistory(b).copyHistory(b)
 	a := e.adapter(b)
 	if _, err := a.SnapshotHistory(context.Background()); err != nil {
@@ -240,7 +246,7 @@ func BenchmarkSnapshotAfterAppend(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		i++
-		m := benchAppended(i)
+		m := next(i)
 		line, err := appendRecord(nil, &m)
 		if err != nil {
 			b.Fatal(err)
@@ -266,6 +272,21 @@ func benchAppended(i int) contract.Message {
 		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: benchSession,
 			EntryID: entry, RuntimeID: new(benchRuntime)},
 	}
+}
+
+// benchAppendedTool alternates a tool call and its result.
+func benchAppendedTool(i int) contract.Message {
+	m := benchAppended(i)
+	call := "bench-call-" + strconv.Itoa((i+1)/2)
+	if i%2 == 1 {
+		m.Role = contract.RoleAssistant
+		m.Blocks = []contract.Block{&contract.ToolCallBlock{ID: call, Name: "read"}}
+	} else {
+		m.Role = contract.RoleTool
+		m.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: call, ToolName: "read", Content: "ok"}}
+	}
+	m.Flags.Atomic = new(true)
+	return m
 }
 
 // BenchmarkCopySnapshot is the cost of the deep copy every snapshot hands
