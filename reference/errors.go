@@ -56,6 +56,7 @@ type HistoryError struct {
 	Cause  error  // optional underlying error
 }
 
+// Error names the operation, the file, the line and the reason.
 func (e *HistoryError) Error() string {
 	var b strings.Builder
 	b.WriteString("reference: ")
@@ -89,6 +90,7 @@ type ValidationError struct {
 	Issues []contract.ValidationIssue
 }
 
+// Error is "Reference history is invalid: " and the distinct codes.
 func (e *ValidationError) Error() string {
 	return "Reference history is invalid: " + strings.Join(distinctCodes(e.Issues), ", ")
 }
