@@ -1,0 +1,92 @@
+package reference
+
+import (
+	"context"
+	"os"
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract"
+	"pgregory.net/rapid"
+)
+
+// TestCachedSnapshotEqualsFreshSnapshot drives one adapter through random
+// edits of its history file — valid appends, tool exchanges, invalid and
+// corrupt appends, rewrites of earlier bytes, truncations — and checks after
+// every edit that its answer (snapshot or error) is exactly what a fresh
+// adapter reading the same file answers.
+func TestCachedSnapshotEqualsFreshSnapshot(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		e := newEnv(t)
+		fx := e.create(t)
+		ctx := context.Background()
+		cachedAdapter := newAdapter(t, e.options(nil))
+		n := 0
+		pending := []string{}
+		msg := func(role contract.Role, blocks ...contract.Block) contract.Message {
+			n++
+			m := nextMessage("p" + strconv.Itoa(n))
+			m.Role, m.Blocks = role, blocks
+			return m
+		}
+		appendText := func(s string) {
+			f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+			if err != nil {
+				rt.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.WriteString(s); err != nil {
+				rt.Fatal(err)
+			}
+		}
+		steps := rapid.IntRange(1, 12).Draw(rt, "steps")
+		for i := range steps {
+			data := e.read(t)
+			switch op := rapid.IntRange(0, 8).Draw(rt, "op"); op {
+			case 0:
+				appendText(recordLine(t, msg(contract.RoleUser, &contract.TextBlock{Text: "more"})))
+			case 1:
+				id := "call-" + strconv.Itoa(n)
+				pending = append(pending, id)
+				appendText(recordLine(t, msg(contract.RoleAssistant, &contract.ToolCallBlock{ID: id, Name: "read"})))
+			case 2:
+				id := "unknown"
+				if len(pending) > 0 {
+					id = pending[0]
+					pending = pending[1:]
+				}
+				appendText(recordLine(t, msg(contract.RoleTool, &contract.ToolResultBlock{ToolCallID: id, ToolName: "read"})))
+			case 3:
+				appendText(recordLine(t, fx.Messages[rapid.IntRange(0, 3).Draw(rt, "dup")]))
+			case 4:
+				appendText(`{"type":"message","message":{}}` + "\n")
+			case 5:
+				appendText(recordLine(t, msg(contract.RoleUser))[:10])
+			case 6:
+				// Flip one byte somewhere in the file, keeping its size.
+				if len(data) < 2 {
+					break
+				}
+				at := rapid.IntRange(0, len(data)-2).Draw(rt, "at")
+				data[at] = rapid.SampledFrom([]byte("aZ0 {}\"")).Draw(rt, "byte")
+				e.write(t, string(data))
+			case 7:
+				if at := rapid.IntRange(0, len(data)).Draw(rt, "cut"); at > 0 {
+					e.write(t, string(data[:at]))
+				}
+			case 8:
+				e.write(t, e.fixtureText(t, fx.Messages))
+				pending = pending[:0]
+			}
+			got, gotErr := cachedAdapter.SnapshotHistory(ctx)
+			want, wantErr := newAdapter(t, e.options(nil)).SnapshotHistory(ctx)
+			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+				rt.Fatalf("step %d: cached error %v, fresh error %v", i, gotErr, wantErr)
+			}
+			if !reflect.DeepEqual(got, want) {
+				rt.Fatalf("step %d: cached snapshot differs from a fresh one", i)
+			}
+		}
+	})
+}
