@@ -43,7 +43,7 @@ func TestCachedSnapshotEqualsFreshSnapshot(t *testing.T) {
 		steps := rapid.IntRange(1, 12).Draw(rt, "steps")
 		for i := range steps {
 			data := e.read(t)
-			switch op := rapid.IntRange(0, 8).Draw(rt, "op"); op {
+			switch op := rapid.IntRange(0, 10).Draw(rt, "op"); op {
 			case 0:
 				appendText(recordLine(t, msg(contract.RoleUser, &contract.TextBlock{Text: "more"})))
 			case 1:
@@ -78,6 +78,16 @@ func TestCachedSnapshotEqualsFreshSnapshot(t *testing.T) {
 			case 8:
 				e.write(t, e.fixtureText(t, fx.Messages))
 				pending = pending[:0]
+			case 9:
+				// A new message reusing a tool call id.
+				id := rapid.SampledFrom(append([]string{"tool-call-1", " "}, pending...)).Draw(rt, "reused")
+				appendText(recordLine(t, msg(contract.RoleAssistant, &contract.ToolCallBlock{ID: id, Name: "read"})))
+			case 10:
+				// A parallel batch, answered in one go, in a single write.
+				a, b := "batch-a-"+strconv.Itoa(n), "batch-b-"+strconv.Itoa(n)
+				appendText(recordLine(t, msg(contract.RoleAssistant, &contract.ToolCallBlock{ID: a, Name: "read"}, &contract.ToolCallBlock{ID: b, Name: "read"})) +
+					recordLine(t, msg(contract.RoleTool, &contract.ToolResultBlock{ToolCallID: b, ToolName: "read"})) +
+					recordLine(t, msg(contract.RoleTool, &contract.ToolResultBlock{ToolCallID: a, ToolName: "read"})))
 			}
 			got, gotErr := cachedAdapter.SnapshotHistory(ctx)
 			want, wantErr := newAdapter(t, e.options(nil)).SnapshotHistory(ctx)

@@ -48,9 +48,10 @@
 // all JSON decoding and validation: an unchanged file is served from the
 // cache, a file that grew with its old bytes intact (an append) has only its
 // new lines decoded, and a file changed anywhere else is parsed again from
-// scratch. New lines without tool blocks are validated against an index of
-// known message ids; any tool block, or any issue, falls back to validating
-// the whole history, so the result is always exactly that of a fresh read.
+// scratch. New lines are validated against an index of known message and
+// tool call ids (tool atomic groups are rebuilt when they hold tool blocks);
+// any issue falls back to validating the whole history, so the result is
+// always exactly that of a fresh read.
 // The header identity is checked on every snapshot, cached or not (a project
 // root reached through a symlink is resolved again each time). Callers
 // always get a deep copy they may modify freely.

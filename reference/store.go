@@ -24,9 +24,9 @@ import (
 //   - same hash as the cached revision: the cached messages and groups are
 //     reused, nothing is decoded;
 //   - the file grew and its first cachedSize bytes still hash to the cached
-//     revision (an append): only the new lines are decoded, and when they
-//     hold no tool blocks they are validated against an index of known
-//     message ids instead of revalidating the whole history;
+//     revision (an append): only the new lines are decoded, and they are
+//     validated against an index of known message and tool call ids
+//     instead of revalidating the whole history;
 //   - anything else (a rewritten or truncated file): a cold parse.
 type store struct {
 	path   string
@@ -44,6 +44,7 @@ type cached struct {
 	messages []contract.Message
 	groups   []contract.ToolAtomicGroup
 	ids      map[string]struct{} // message ids, built on the first append
+	calls    map[string]struct{} // tool call ids, built with ids
 }
 
 const readOp = "read"
@@ -183,29 +184,32 @@ func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
 }
 
 // validateAppended validates next, which is prev plus the messages from
-// index old on. prev was valid. When the new messages hold no tool blocks
-// the tool atomic groups cannot change, and the only checks that can fail
-// are message id uniqueness and provenance (SPEC step 4), which are checked
-// against prev's id index. Otherwise, or when an issue is found (so that
-// the issue list is exactly the full validator's), the whole history is
-// validated again.
+// index old on. prev was valid, so only the new messages can bring issues,
+// and only of the kinds that concern single messages and tool call
+// identities (SPEC §7 steps 4 to 6): the tool atomic groups are derived
+// from the messages, so the group checks (steps 7 to 9) cannot fail while
+// steps 4 to 6 pass. Those checks run against prev's index of message and
+// tool call ids; when they find nothing, the groups are rebuilt only if a
+// new message holds a tool block. When they find anything, the whole
+// history is validated again, so that the issue list is exactly the full
+// validator's.
 func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	added := next.messages[old:]
-	if !hasToolBlocks(added) {
-		if prev.ids == nil {
-			prev.ids = make(map[string]struct{}, len(prev.messages)+len(added))
-			for i := range prev.messages {
-				prev.ids[prev.messages[i].ID] = struct{}{}
-			}
+	prev.buildIndex()
+	if ids, calls, ok := next.appendedValid(prev, added); ok {
+		for _, id := range ids {
+			prev.ids[id] = struct{}{}
 		}
-		if next.appendedValid(prev.ids, added) {
-			for i := range added {
-				prev.ids[added[i].ID] = struct{}{}
-			}
-			next.ids, prev.ids = prev.ids, nil
+		for _, id := range calls {
+			prev.calls[id] = struct{}{}
+		}
+		next.ids, next.calls, prev.ids, prev.calls = prev.ids, prev.calls, nil, nil
+		if len(calls) > 0 || hasToolBlocks(added) {
+			next.groups = contract.BuildToolAtomicGroups(next.messages)
+		} else {
 			next.groups = prev.groups
-			return nil
 		}
+		return nil
 	}
 	snap := snapshotOf(&next.header, root, next.revision, next.messages, nil)
 	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
@@ -215,27 +219,74 @@ func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	return nil
 }
 
-func (next *cached) appendedValid(ids map[string]struct{}, added []contract.Message) bool {
+// buildIndex builds the message and tool call id sets of a valid state.
+func (c *cached) buildIndex() {
+	if c.ids != nil {
+		return
+	}
+	c.ids = make(map[string]struct{}, len(c.messages))
+	c.calls = make(map[string]struct{})
+	for i := range c.messages {
+		c.ids[c.messages[i].ID] = struct{}{}
+		for _, b := range c.messages[i].Blocks {
+			if call, ok := b.(*contract.ToolCallBlock); ok {
+				c.calls[call.ID] = struct{}{}
+			}
+		}
+	}
+}
+
+// appendedValid reports whether the added messages pass validation steps
+// 4 to 6 on top of prev, and returns their message and tool call ids.
+func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, calls []string, ok bool) {
 	local := make(map[string]struct{}, len(added))
+	localCalls := map[string]struct{}{}
+	var results []string
 	for i := range added {
 		m := &added[i]
 		if contract.IsBlank(m.ID) {
-			return false
+			return nil, nil, false
 		}
-		if _, dup := ids[m.ID]; dup {
-			return false
+		if _, dup := prev.ids[m.ID]; dup {
+			return nil, nil, false
 		}
 		if _, dup := local[m.ID]; dup {
-			return false
+			return nil, nil, false
 		}
 		local[m.ID] = struct{}{}
+		ids = append(ids, m.ID)
 		p := &m.Provenance
 		if p.SessionID != next.header.SessionID || contract.IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
 			(p.Source == contract.SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != next.header.RuntimeID)) {
-			return false
+			return nil, nil, false
+		}
+		for _, b := range m.Blocks {
+			switch b := b.(type) {
+			case *contract.ToolCallBlock:
+				if contract.IsBlank(b.ID) {
+					return nil, nil, false
+				}
+				if _, dup := prev.calls[b.ID]; dup {
+					return nil, nil, false
+				}
+				if _, dup := localCalls[b.ID]; dup {
+					return nil, nil, false
+				}
+				localCalls[b.ID] = struct{}{}
+				calls = append(calls, b.ID)
+			case *contract.ToolResultBlock:
+				results = append(results, b.ToolCallID)
+			}
 		}
 	}
-	return true
+	for _, id := range results {
+		_, known := prev.calls[id]
+		_, knownLocal := localCalls[id]
+		if contract.IsBlank(id) || !known && !knownLocal {
+			return nil, nil, false
+		}
+	}
+	return ids, calls, true
 }
 
 func hasToolBlocks(msgs []contract.Message) bool {
