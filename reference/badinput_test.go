@@ -291,3 +291,24 @@ func TestErrorsCarryNoContent(t *testing.T) {
 		t.Fatalf("error text carries file content: %q", err)
 	}
 }
+
+func TestSnapshotBlankHeaderSessionID(t *testing.T) {
+	e := newEnv(t)
+	e.write(t, e.headerLine(fixture().RuntimeID, " ", e.root))
+	err := expectSnapshotFailure(t, e, e.options(nil), ErrHistoryInvalid, CodeHistoryInvalid)
+	if err.Error() != "Reference history is invalid: "+contract.CodeHistoryIdentityInvalid {
+		t.Fatalf("error %q", err)
+	}
+}
+
+func TestSnapshotReusedToolCallID(t *testing.T) {
+	e := newEnv(t)
+	msgs := fixture().Messages
+	again := nextMessage("entry-call-again")
+	again.Blocks = []contract.Block{&contract.ToolCallBlock{ID: "tool-call-1", Name: "read"}}
+	e.write(t, e.fixtureText(t, append(msgs, again)))
+	err := expectSnapshotFailure(t, e, e.options(nil), ErrHistoryInvalid, CodeHistoryInvalid)
+	if !strings.Contains(err.Error(), contract.CodeToolCallIdentityInvalid) {
+		t.Fatalf("error %q", err)
+	}
+}

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"context"
+	"errors"
 	"os"
 	"reflect"
 	"strconv"
@@ -97,6 +98,38 @@ func TestCachedSnapshotEqualsFreshSnapshot(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				rt.Fatalf("step %d: cached snapshot differs from a fresh one", i)
 			}
+			checkAgainstFullValidator(rt, e, want, wantErr)
 		}
 	})
+}
+
+// checkAgainstFullValidator checks an adapter's answer against
+// contract.ValidateHistorySnapshot run on the whole parsed file: the adapter
+// validates incrementally, and must always agree with the full validator.
+func checkAgainstFullValidator(rt *rapid.T, e env, snap contract.HistorySnapshot, err error) {
+	data, rerr := os.ReadFile(e.path)
+	if rerr != nil {
+		rt.Fatal(rerr)
+	}
+	l, _ := newLimits(nil)
+	h, perr := parseHistory(readOp, e.path, data, l)
+	if perr != nil || h.header.RuntimeID != fixture().RuntimeID || h.root != e.root {
+		if err == nil {
+			rt.Fatalf("a file that does not parse or match (%v) gave a snapshot", perr)
+		}
+		return
+	}
+	full := snapshotOf(&h.header, h.root, revisionOf(data), h.messages, nil)
+	issues := contract.ValidateHistorySnapshot(&full)
+	var ve *ValidationError
+	switch {
+	case err == nil && len(issues) != 0:
+		rt.Fatalf("the full validator finds %v, the adapter found none", issues)
+	case err == nil && !reflect.DeepEqual(snap, full):
+		rt.Fatal("the adapter's snapshot differs from the full parse")
+	case err != nil && !errors.As(err, &ve):
+		rt.Fatalf("a file that parses gave %v", err)
+	case err != nil && !reflect.DeepEqual(ve.Issues, issues):
+		rt.Fatalf("issues %v, the full validator's %v", ve.Issues, issues)
+	}
 }

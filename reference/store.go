@@ -105,11 +105,12 @@ func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cache
 		return nil, identityError(s.path)
 	}
 	next := &cached{header: h.header, size: int64(len(data)), revision: revisionOf(data), messages: h.messages}
-	snap := snapshotOf(&next.header, trustedRoot, next.revision, next.messages, nil)
-	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
-		return nil, &ValidationError{Issues: issues}
+	// A cold read validates as an append of every message to an empty
+	// history: the same checks, the same fallback to the full validator.
+	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
+	if err := next.validateAppended(empty, 0, trustedRoot); err != nil {
+		return nil, err
 	}
-	next.groups = snap.ToolAtomicGroups
 	return next, nil
 }
 
@@ -184,27 +185,22 @@ func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
 }
 
 // validateAppended validates next, which is prev plus the messages from
-// index old on. prev was valid, so only the new messages can bring issues,
-// and only of the kinds that concern single messages and tool call
-// identities (SPEC §7 steps 4 to 6): the tool atomic groups are derived
-// from the messages, so the group checks (steps 7 to 9) cannot fail while
-// steps 4 to 6 pass. Those checks run against prev's index of message and
-// tool call ids; when they find nothing, the groups are rebuilt only if a
-// new message holds a tool block. When they find anything, the whole
-// history is validated again, so that the issue list is exactly the full
-// validator's.
+// index old on; prev is a valid state (or an empty one, for a cold read).
+// Only the new messages can bring issues, and only of the kinds that
+// concern single messages and tool call identities (SPEC §7 steps 4 to 6):
+// the tool atomic groups are derived from the messages, so the group checks
+// (steps 7 to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
+// against prev's index of message and tool call ids; when they find
+// nothing, the groups are rebuilt only if a new message holds a tool block.
+// When they find anything, the whole history is validated again, so that
+// the issue list is exactly the full validator's.
 func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	added := next.messages[old:]
 	prev.buildIndex()
 	if ids, calls, ok := next.appendedValid(prev, added); ok {
-		for _, id := range ids {
-			prev.ids[id] = struct{}{}
-		}
-		for _, id := range calls {
-			prev.calls[id] = struct{}{}
-		}
-		next.ids, next.calls, prev.ids, prev.calls = prev.ids, prev.calls, nil, nil
-		if len(calls) > 0 || hasToolBlocks(added) {
+		next.ids, next.calls = merge(prev.ids, ids), merge(prev.calls, calls)
+		prev.ids, prev.calls = nil, nil
+		if len(calls) > 0 || hasToolBlocks(added) || prev.groups == nil {
 			next.groups = contract.BuildToolAtomicGroups(next.messages)
 		} else {
 			next.groups = prev.groups
@@ -216,7 +212,19 @@ func (next *cached) validateAppended(prev *cached, old int, root string) error {
 		return &ValidationError{Issues: issues}
 	}
 	next.groups = snap.ToolAtomicGroups
+	next.ids, next.calls = nil, nil
 	return nil
+}
+
+// merge adds the keys of small to big, or returns small when big is empty.
+func merge(big, small map[string]struct{}) map[string]struct{} {
+	if len(big) == 0 {
+		return small
+	}
+	for k := range small {
+		big[k] = struct{}{}
+	}
+	return big
 }
 
 // buildIndex builds the message and tool call id sets of a valid state.
@@ -236,11 +244,16 @@ func (c *cached) buildIndex() {
 	}
 }
 
-// appendedValid reports whether the added messages pass validation steps
-// 4 to 6 on top of prev, and returns their message and tool call ids.
-func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, calls []string, ok bool) {
-	local := make(map[string]struct{}, len(added))
-	localCalls := map[string]struct{}{}
+// appendedValid reports whether next's identity and the added messages
+// pass validation steps 1 to 6 on top of prev, and returns the added
+// messages' ids and tool call ids.
+func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, calls map[string]struct{}, ok bool) {
+	h := &next.header
+	if contract.IsBlank(h.RuntimeID) || contract.IsBlank(h.SessionID) || contract.IsBlank(next.revision) {
+		return nil, nil, false
+	}
+	ids = make(map[string]struct{}, len(added))
+	calls = map[string]struct{}{}
 	var results []string
 	for i := range added {
 		m := &added[i]
@@ -250,14 +263,13 @@ func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, 
 		if _, dup := prev.ids[m.ID]; dup {
 			return nil, nil, false
 		}
-		if _, dup := local[m.ID]; dup {
+		if _, dup := ids[m.ID]; dup {
 			return nil, nil, false
 		}
-		local[m.ID] = struct{}{}
-		ids = append(ids, m.ID)
+		ids[m.ID] = struct{}{}
 		p := &m.Provenance
-		if p.SessionID != next.header.SessionID || contract.IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
-			(p.Source == contract.SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != next.header.RuntimeID)) {
+		if p.SessionID != h.SessionID || contract.IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
+			(p.Source == contract.SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != h.RuntimeID)) {
 			return nil, nil, false
 		}
 		for _, b := range m.Blocks {
@@ -269,11 +281,10 @@ func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, 
 				if _, dup := prev.calls[b.ID]; dup {
 					return nil, nil, false
 				}
-				if _, dup := localCalls[b.ID]; dup {
+				if _, dup := calls[b.ID]; dup {
 					return nil, nil, false
 				}
-				localCalls[b.ID] = struct{}{}
-				calls = append(calls, b.ID)
+				calls[b.ID] = struct{}{}
 			case *contract.ToolResultBlock:
 				results = append(results, b.ToolCallID)
 			}
@@ -281,8 +292,8 @@ func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, 
 	}
 	for _, id := range results {
 		_, known := prev.calls[id]
-		_, knownLocal := localCalls[id]
-		if contract.IsBlank(id) || !known && !knownLocal {
+		_, knownNew := calls[id]
+		if contract.IsBlank(id) || !known && !knownNew {
 			return nil, nil, false
 		}
 	}
