@@ -49,9 +49,10 @@
 // cache, a file that grew with its old bytes intact (an append) has only its
 // new lines decoded, and a file changed anywhere else is parsed again from
 // scratch. New lines are validated against an index of known message and
-// tool call ids (tool atomic groups are rebuilt when they hold tool blocks);
-// any issue falls back to validating the whole history, so the result is
-// always exactly that of a fresh read.
+// tool call ids (tool atomic groups are rebuilt when they hold tool blocks),
+// and a cold read validates the same way, as an append to an empty history;
+// any issue falls back to contract.ValidateHistorySnapshot on the whole
+// history, so errors list exactly the issues the full validator reports.
 // The header identity is checked on every snapshot, cached or not (a project
 // root reached through a symlink is resolved again each time). Callers
 // always get a deep copy they may modify freely.
