@@ -272,17 +272,7 @@ func decodeHeader(line []byte) (Header, error) {
 	return h, nil
 }
 
-// readFile reads a history file: it must be a regular file within the byte
-// bound. The returned size is the file size fstat reported.
-func readFile(op, path string, l limits) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, openError(op, path, err)
-	}
-	defer f.Close()
-	return readOpen(op, path, f, l)
-}
-
+// openError classifies a failure to open a history file.
 func openError(op, path string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
 		return parseError(op, path, 0, ErrHistoryMissing, "file does not exist", err)
@@ -290,6 +280,8 @@ func openError(op, path string, err error) error {
 	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
 }
 
+// readOpen reads an open history file from its current offset to EOF: it
+// must be a regular file within the byte bound.
 func readOpen(op, path string, f *os.File, l limits) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
@@ -327,7 +319,8 @@ func revisionOf(data []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// validateHistory builds the snapshot of a parsed history and validates it.
+// snapshotOf builds the snapshot of a history; nil groups are derived from
+// the messages.
 func snapshotOf(h *Header, root, revision string, msgs []contract.Message, groups []contract.ToolAtomicGroup) contract.HistorySnapshot {
 	if groups == nil {
 		groups = contract.BuildToolAtomicGroups(msgs)
