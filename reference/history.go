@@ -10,6 +10,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -149,24 +152,62 @@ func parseHistory(op, path string, data []byte, l limits) (*history, error) {
 	return &history{header: h, root: root, messages: msgs}, nil
 }
 
+// parallelChunk is the smallest body worth splitting across goroutines.
+const parallelChunk = 1 << 20
+
 // decodeRecords decodes the message lines of body (which ends in '\n'),
 // appending to msgs; firstLine is the file line number of body's first line.
+// A large body is split at line ends into one chunk per processor, decoded
+// concurrently; the reported error is the one of the earliest bad line, as
+// in a sequential decode.
 func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
-	if msgs == nil {
-		msgs = make([]contract.Message, 0, bytes.Count(body, []byte{'\n'}))
+	n := bytes.Count(body, []byte{'\n'})
+	base := len(msgs)
+	msgs = slices.Grow(msgs, n)[:base+n]
+	workers := min(runtime.GOMAXPROCS(0), len(body)/parallelChunk+1)
+	if workers <= 1 {
+		if err := decodeChunk(op, path, body, firstLine, msgs[base:]); err != nil {
+			return nil, err
+		}
+		return msgs, nil
 	}
-	line := firstLine
-	for len(body) > 0 {
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	rest, index := body, 0
+	for w := range workers {
+		chunk := rest
+		if w < workers-1 && len(rest) > 0 {
+			cut := min(len(body)/workers, len(rest))         // at least 1
+			end := bytes.IndexByte(rest[cut-1:], '\n') + cut // rest ends in '\n'
+			chunk = rest[:end]
+		}
+		lines := bytes.Count(chunk, []byte{'\n'})
+		out := msgs[base+index : base+index+lines]
+		line := firstLine + index
+		wg.Go(func() { errs[w] = decodeChunk(op, path, chunk, line, out) })
+		rest, index = rest[len(chunk):], index+lines
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// decodeChunk decodes len(out) lines of body into out.
+func decodeChunk(op, path string, body []byte, line int, out []contract.Message) error {
+	for i := range out {
 		nl := bytes.IndexByte(body, '\n')
 		m, reason, cause := decodeRecord(body[:nl])
 		if reason != "" {
-			return nil, parseError(op, path, line, ErrHistoryCorrupt, reason, cause)
+			return parseError(op, path, line+i, ErrHistoryCorrupt, reason, cause)
 		}
-		msgs = append(msgs, m)
+		out[i] = m
 		body = body[nl+1:]
-		line++
 	}
-	return msgs, nil
+	return nil
 }
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }

@@ -1,14 +1,19 @@
 package reference
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 func TestCreateWritesHeaderAndRecords(t *testing.T) {
@@ -257,4 +262,41 @@ func TestAppendStructurallyInvalidMessageIsRefused(t *testing.T) {
 			t.Fatalf("error %v, want ErrInvalidMessage", err)
 		}
 	})
+}
+
+// TestParallelDecodeReportsEarliestLine corrupts lines of a history large
+// enough to be decoded in several chunks and checks that the error is the
+// one a sequential decode reports.
+func TestParallelDecodeReportsEarliestLine(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	e := newEnv(t)
+	fx := fixture()
+	msgs := gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: 200}.Messages(12_000)
+	h := Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: e.root}
+	if err := CreateHistory(context.Background(), e.path, h, msgs); err != nil {
+		t.Fatal(err)
+	}
+	clean := e.read(t)
+	if len(clean) < 3*parallelChunk {
+		t.Fatalf("history of %d bytes is too small to be split", len(clean))
+	}
+	l, _ := newLimits(nil)
+	got, err := parseHistory(readOp, e.path, clean, l)
+	if err != nil || !reflect.DeepEqual(got.messages, msgs) {
+		t.Fatalf("parallel decode differs from the messages written (%v)", err)
+	}
+	lines := bytes.SplitAfter(clean, []byte{'\n'})
+	for _, bad := range [][]int{{11_999}, {9_000, 11_000}, {3_001, 10_000}, {2, 6_000}, {5_999, 6_000, 6_001}} {
+		corrupt := slices.Clone(lines)
+		for _, i := range bad {
+			corrupt[i+1] = []byte("{\n") // +1: the header is line 1
+		}
+		data := bytes.Join(corrupt, nil)
+		_, err := parseHistory(readOp, e.path, data, l)
+		body := data[bytes.IndexByte(data, '\n')+1:]
+		want := decodeChunk(readOp, e.path, body, 2, make([]contract.Message, bytes.Count(body, []byte{'\n'})))
+		if err == nil || want == nil || err.Error() != want.Error() {
+			t.Fatalf("lines %v: error %v, sequential %v", bad, err, want)
+		}
+	}
 }

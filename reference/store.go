@@ -97,14 +97,18 @@ func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cache
 	if err != nil {
 		return nil, err
 	}
+	// Hash while parsing: on more than one processor the revision is free.
+	revision := make(chan string, 1)
+	go func() { revision <- revisionOf(data) }()
 	h, err := parseHistory(readOp, s.path, data, s.limits)
+	rev := <-revision
 	if err != nil {
 		return nil, err
 	}
 	if h.header.RuntimeID != runtimeID || h.root != trustedRoot {
 		return nil, identityError(s.path)
 	}
-	next := &cached{header: h.header, size: int64(len(data)), revision: revisionOf(data), messages: h.messages}
+	next := &cached{header: h.header, size: int64(len(data)), revision: rev, messages: h.messages}
 	// A cold read validates as an append of every message to an empty
 	// history: the same checks, the same fallback to the full validator.
 	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
