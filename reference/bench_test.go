@@ -219,8 +219,9 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotAfterAppend appends one message (untimed) and then
-// snapshots: the prefix is re-hashed and compared, and only the new line is
+// BenchmarkSnapshotAfterAppend appends one message (untimed, writing the
+// line AppendMessage would write, without AppendMessage's own read of the
+// file: see BenchmarkAppendMessage for that) and then snapshots: the prefix is re-hashed and compared, and only the new line is
 // decoded. A text message is validated against the id index ("text"); a
 // tool call or result makes the whole history be validated again ("tool").
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
@@ -302,5 +303,21 @@ func BenchmarkCopySnapshot(b *testing.B) {
 	for b.Loop() {
 		cloneMessages(c.messages)
 		cloneGroups(c.groups)
+	}
+}
+
+// BenchmarkAppendMessage is one AppendMessage on the large history: like the
+// TypeScript kit, it parses and validates the whole file before writing one
+// line, so it costs about a cold read.
+func BenchmarkAppendMessage(b *testing.B) {
+	e := benchHistory(b).copyHistory(b)
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := AppendMessage(context.Background(), e.path, benchAppended(i), WithMaxMessages(10*benchMessages)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
