@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
 // childEnv selects what the test binary does when it is re-executed as an
@@ -38,13 +40,27 @@ func childFactory(mode string, opts Options, extraEnv ...string) *execFactory {
 	}).(*execFactory)
 }
 
+// childServers holds the factories other test files serve in a child, by
+// mode.
+var childServers = map[string]func() conformance.Factory{}
+
 // runChild is the adapter process of the child tests. "serve-fake" serves
 // the fake factory; the other modes answer hello and create, then misbehave
 // on the first call after them.
 func runChild(mode string) int {
-	if mode == "serve-fake" {
+	if serve := childServers[mode]; serve != nil {
+		if err := Serve(context.Background(), serve(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
+	if mode == "serve-fake" || mode == "serve-fake-exit-1" {
 		if err := Serve(context.Background(), &fakeFactory{}, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		if mode == "serve-fake-exit-1" {
 			return 1
 		}
 		return 0

@@ -149,6 +149,18 @@ func TestExecKillsTheProcessGroup(t *testing.T) {
 	}
 }
 
+func TestExecReportsAFailedExit(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	inst, err := childFactory("serve-fake-exit-1", Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inst.Cleanup(ctx); !errors.Is(err, ErrExited) || !strings.Contains(err.Error(), "status 1") {
+		t.Fatalf("cleanup: %v, want ErrExited with status 1", err)
+	}
+}
+
 func TestExecCreateFailures(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
