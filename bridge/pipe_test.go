@@ -339,3 +339,26 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Fatal("Serve did not return after cancellation")
 	}
 }
+
+func TestOversizedRequestFailsThatCallOnly(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	tr := &recorder{}
+	inst, err := Pipe(&fakeFactory{}, Options{MaxLineBytes: 4096}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Cleanup(ctx)
+	big := strings.Repeat(secretText, 1000)
+	r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: big})
+	if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || tr.count() != 0 {
+		t.Fatalf("oversized completion: %+v with %d transport calls", r, tr.count())
+	}
+	_, err = inst.Adapter.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "p", Payload: big})
+	if !errors.Is(err, ErrLineTooLong) || strings.Contains(err.Error(), secretText) {
+		t.Fatalf("oversized enforcement: %v, want ErrLineTooLong without payload text", err)
+	}
+	if id := inst.Adapter.Identity(); id.AdapterName != "fake" {
+		t.Fatalf("the connection did not survive an oversized request: %+v", id)
+	}
+}

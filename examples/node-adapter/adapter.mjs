@@ -58,7 +58,14 @@ async function dispatch(msg) {
 const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
 lines.on("line", (line) => {
   if (line.trim() === "") return;
-  const msg = JSON.parse(line);
+  let msg;
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    // The harness broke the protocol: say so on stderr (never the line) and stop.
+    process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
+    process.exit(2);
+  }
   if (typeof msg.method === "string") {
     dispatch(msg);
     return;
