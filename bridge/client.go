@@ -30,8 +30,9 @@ type Client struct {
 
 // NewClient starts a client reading responses from r and writing requests to
 // w. Call Hello before anything else. Close closes w, and r too when it is an
-// io.Closer; a server that breaks the protocol, or a call that times out,
-// closes them as well.
+// io.Closer, then waits for the read loop to end — when r is not an
+// io.Closer, that is when the server ends its output. A server that breaks
+// the protocol, or a call that times out, closes them as well.
 func NewClient(r io.Reader, w io.WriteCloser, opts Options) *Client {
 	var once sync.Once
 	closeBoth := func() error {
