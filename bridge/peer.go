@@ -87,6 +87,7 @@ type peer struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the read loop returns
 	handlers sync.WaitGroup
+	work     chan envelope // idle workers receive requests here
 	line     []byte
 }
 
@@ -107,6 +108,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),
+		work:      make(chan envelope),
 	}
 }
 
@@ -176,7 +178,11 @@ func (p *peer) readLoop() {
 		}
 		if env.Method != "" {
 			p.handlers.Add(1)
-			go p.serve(env)
+			select {
+			case p.work <- env: // an idle worker takes it
+			default:
+				go p.worker(env)
+			}
 			continue
 		}
 		if !p.deliver(env) {
@@ -233,6 +239,21 @@ func (p *peer) readLine() ([]byte, error) {
 				return nil, fmt.Errorf("%w: the output ended inside a line", ErrProtocol)
 			}
 			return nil, err
+		}
+	}
+}
+
+// worker answers first, then every request handed to it while idle, until
+// the connection ends. Reusing workers keeps their grown stacks: a fresh
+// goroutine per request spends much of a short call growing its stack.
+func (p *peer) worker(first envelope) {
+	p.serve(first)
+	for {
+		select {
+		case env := <-p.work:
+			p.serve(env)
+		case <-p.ctx.Done():
+			return
 		}
 	}
 }
