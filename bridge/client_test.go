@@ -1,0 +1,137 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// scripted is the server end of a client under test, driven line by line.
+type scripted struct {
+	t  *testing.T
+	in *bufio.Reader
+	w  io.WriteCloser
+}
+
+func newScripted(t *testing.T) (*Client, *scripted) {
+	t.Helper()
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	c := NewClient(cr, cw, Options{CallTimeout: 2 * time.Second})
+	s := &scripted{t: t, in: bufio.NewReader(sr), w: sw}
+	t.Cleanup(func() {
+		sw.Close()
+		sr.Close()
+		c.Close()
+	})
+	return c, s
+}
+
+// read returns the next line the client wrote, decoded.
+func (s *scripted) read() envelope {
+	s.t.Helper()
+	line, err := s.in.ReadBytes('\n')
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		s.t.Fatalf("the client wrote a line that is not JSON: %q", line)
+	}
+	return env
+}
+
+func (s *scripted) write(format string, args ...any) {
+	s.t.Helper()
+	if _, err := fmt.Fprintf(s.w, format+"\n", args...); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+func TestClientAnswersCallbacks(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	s.write(`{"id":1,"method":"transport","params":{"instance":"none","request":{"provider":"p","model":"m","destination":"remote","payload":null}}}`)
+	if env := s.read(); env.ID != 1 || env.Error == nil || env.Error.Code != CodeUnknownInstance {
+		t.Fatalf("transport for no instance answered %+v", env)
+	}
+	s.write(`{"id":2,"method":"snapshotHistory","params":{}}`)
+	if env := s.read(); env.ID != 2 || env.Error == nil || env.Error.Code != CodeUnknownMethod {
+		t.Fatalf("an unknown method answered %+v", env)
+	}
+	s.write(`{"id":3,"method":"transport"}`)
+	if env := s.read(); env.ID != 3 || env.Error == nil || env.Error.Code != CodeInvalidParams {
+		t.Fatalf("transport without params answered %+v", env)
+	}
+	if c.Err() != nil {
+		t.Fatalf("the connection broke: %v", c.Err())
+	}
+}
+
+func TestClientAbandonsACancelledCall(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Hello(ctx)
+		errc <- err
+	}()
+	first := s.read()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled hello: %v", err)
+	}
+	// The late answer to the abandoned call is dropped, not a violation.
+	s.write(`{"id":%d,"result":{"protocol":"runtime-adapter-bridge-v1","factory":"late"}}`, first.ID)
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"protocol":"runtime-adapter-bridge-v1","factory":"scripted"}}`, env.ID)
+	}()
+	name, err := c.Hello(context.Background())
+	if err != nil || name != "scripted" || c.FactoryName() != "scripted" {
+		t.Fatalf("hello after an abandoned call: %q, %v", name, err)
+	}
+}
+
+func TestClientRejectsAnotherVersion(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"protocol":"runtime-adapter-bridge-v9","factory":"future"}}`, env.ID)
+	}()
+	if _, err := c.Hello(context.Background()); !errors.Is(err, ErrUnsupportedVersion) {
+		t.Fatalf("hello answered with another version: %v", err)
+	}
+}
+
+func TestClientRejectsAResponseWithoutResult(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d}`, env.ID)
+	}()
+	if _, err := c.Hello(context.Background()); !errors.Is(err, ErrProtocol) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a response with neither result nor error: %v", err)
+	}
+}
+
+func TestClientReportsAMalformedResult(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"protocol":17}}`, env.ID)
+	}()
+	_, err := c.Hello(context.Background())
+	if !errors.Is(err, ErrProtocol) || errors.Is(err, ErrUnavailable) {
+		t.Fatalf("a result of the wrong shape: %v, want ErrProtocol for that call only", err)
+	}
+}
