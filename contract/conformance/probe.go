@@ -100,6 +100,11 @@ const maxShown = 160
 // redacted replaces each probe in shown text.
 const redacted = "[probe redacted]"
 
+// Redact makes adapter-provided text safe to show in a failure, a log or a
+// report: it replaces the probes, the payload texts the kit sends and the
+// recording transport's output, and cuts the result to a bounded length.
+func Redact(s string) string { return scrub(s) }
+
 // scrub makes adapter-provided text safe to show: probes and the texts the
 // kit sends as payloads are replaced, and the result is cut to maxShown bytes
 // on a rune boundary.

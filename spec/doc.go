@@ -1,0 +1,34 @@
+// Package spec is the runtime-adapter-v1 conformance suite for Ginkgo: an
+// adapter repository plugs its conformance.Factory in and gets one spec per
+// contract case, each on a fresh adapter instance, plus extended checks and
+// a property-based check of history projection.
+//
+// Registration is deferred: the package defines no containers and no suite
+// hooks of its own. Describe builds the specs when called, so a suite may
+// call it several times with different factories or options:
+//
+//	var _ = spec.Describe(myadapter.ConformanceFactory())
+//
+// A package without a Ginkgo suite of its own can run everything from one
+// plain test with Run:
+//
+//	func TestConformance(t *testing.T) { spec.Run(t, myadapter.ConformanceFactory()) }
+//
+// Every spec carries labels to select it: LabelConformance on the seven
+// contract cases and on the spec running them in order on one instance (as
+// conformance.Run does), the case id on each case, LabelExtended on the
+// extra checks, LabelProperty on the property check, and "feature:<id>" on
+// checks that only apply when the adapter declares a capability. A
+// capability-gated check is skipped, with a message saying so, when the
+// adapter does not declare the capability.
+//
+// A failure names the rule the adapter broke, shows what was expected and
+// what came back, and prints how to rerun just that spec. Failure text is
+// metadata only: it never shows a probe, a payload or history text.
+//
+// The property check draws canonical histories with pgregory.net/rapid. It
+// runs 20 checks by default (fast); set ADAPTERKIT_PROPERTY_CHECKS, use
+// WithPropertyChecks, or pass rapid's own -rapid.checks flag (or
+// RAPID_CHECKS) for more. A failure prints the shrunk history's shape and
+// rapid's seed.
+package spec
