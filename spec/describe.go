@@ -124,7 +124,7 @@ func describeCases(cfg *config) {
 			}
 		})
 	}
-	ginkgo.It("all seven cases in order on one instance, as conformance.Run runs them", ginkgo.Label(LabelConformance), func(ctx ginkgo.SpecContext) {
+	ginkgo.It("all seven cases in order on one instance, as conformance.Run runs them", ginkgo.Label(LabelConformance, "in-order"), func(ctx ginkgo.SpecContext) {
 		s := start(ctx, cfg, conformance.NewFixture())
 		results := s.RunAll(ctx)
 		report := conformance.NewReport(cfg.factory.Name(), results)

@@ -18,7 +18,10 @@
 // contract cases and on the spec running them in order on one instance (as
 // conformance.Run does), the case id on each case, LabelExtended on the
 // extra checks, LabelProperty on the property check, and "feature:<id>" on
-// checks that only apply when the adapter declares a capability. A
+// checks that only apply when the adapter declares a capability. Every
+// spec also has a label of its own — the case id, "in-order",
+// "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics",
+// "concurrency", "embedding-port" — so --label-filter can select exactly one. A
 // capability-gated check is skipped, with a message saying so, when the
 // adapter does not declare the capability.
 //

@@ -26,22 +26,25 @@ const (
 )
 
 func describeExtended(cfg *config) {
-	ginkgo.It("negotiates exactly as NegotiateCapabilities does with the adapter's declarations, for every request set",
-		ginkgo.Label(LabelExtended), func(ctx ginkgo.SpecContext) { checkNegotiation(cfg, start(ctx, cfg, conformance.NewFixture())) })
-	ginkgo.It("keeps probes out of its diagnostics after privacy enforcement and fallbacks",
-		ginkgo.Label(LabelExtended), func(ctx ginkgo.SpecContext) {
-			checkDiagnosticsPrivate(ctx, cfg, start(ctx, cfg, conformance.NewFixture()))
+	extended := func(text, label string, check func(ctx context.Context, s *conformance.Session), more ...string) {
+		labels := append([]string{LabelExtended, label}, more...)
+		ginkgo.It(text, ginkgo.Label(labels...), func(ctx ginkgo.SpecContext) {
+			check(ctx, start(ctx, cfg, conformance.NewFixture()))
 		})
-	ginkgo.It("refuses every history read and action after shutdown",
-		ginkgo.Label(LabelExtended), func(ctx ginkgo.SpecContext) { checkClosed(ctx, cfg, start(ctx, cfg, conformance.NewFixture())) })
-	ginkgo.It(fmt.Sprintf("keeps its diagnostics bounded over %d failing completions", failingCompletions),
-		ginkgo.Label(LabelExtended), func(ctx ginkgo.SpecContext) { checkBounded(ctx, cfg, start(ctx, cfg, conformance.NewFixture())) })
-	ginkgo.It(fmt.Sprintf("answers completions and snapshots from %d goroutines consistently", concurrentWorkers),
-		ginkgo.Label(LabelExtended), func(ctx ginkgo.SpecContext) { checkConcurrent(ctx, cfg, start(ctx, cfg, conformance.NewFixture())) })
-	ginkgo.It("embeds texts through a declared embedding port",
-		ginkgo.Label(LabelExtended, FeatureLabelPrefix+contract.CapabilityEmbeddings), func(ctx ginkgo.SpecContext) {
-			checkEmbeddings(ctx, cfg, start(ctx, cfg, conformance.NewFixture()))
-		})
+	}
+	extended("negotiates exactly as NegotiateCapabilities does with the adapter's declarations, for every request set",
+		"negotiation", func(_ context.Context, s *conformance.Session) { checkNegotiation(cfg, s) })
+	extended("keeps probes out of its diagnostics after privacy enforcement and fallbacks",
+		"diagnostics-privacy", func(ctx context.Context, s *conformance.Session) { checkDiagnosticsPrivate(ctx, cfg, s) })
+	extended("refuses every history read and action after shutdown",
+		"closed", func(ctx context.Context, s *conformance.Session) { checkClosed(ctx, cfg, s) })
+	extended(fmt.Sprintf("keeps its diagnostics bounded over %d failing completions", failingCompletions),
+		"bounded-diagnostics", func(ctx context.Context, s *conformance.Session) { checkBounded(ctx, cfg, s) })
+	extended(fmt.Sprintf("answers completions and snapshots from %d goroutines consistently", concurrentWorkers),
+		"concurrency", func(ctx context.Context, s *conformance.Session) { checkConcurrent(ctx, cfg, s) })
+	extended("embeds texts through a declared embedding port",
+		"embedding-port", func(ctx context.Context, s *conformance.Session) { checkEmbeddings(ctx, cfg, s) },
+		FeatureLabelPrefix+contract.CapabilityEmbeddings)
 }
 
 // requestSets returns every subset of the registry, each with every
