@@ -209,7 +209,9 @@ var catalogue = []Mutant{
 	{
 		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
 		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
-		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return hideDiagnostic{decorator{a}, "adapter-closed"} },
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
+			return hideDiagnostic{decorator{a}, "adapter-closed"}
+		},
 	},
 	{
 		Name: "leaks-probe-into-diagnostic", Breaks: "diagnostics are metadata only",
@@ -219,7 +221,9 @@ var catalogue = []Mutant{
 	{
 		Name: "unbounded-diagnostics", Breaks: "diagnostics are a bounded list",
 		SpecsFail: all(Bounded),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &unboundedDiagnostics{decorator: decorator{a}} },
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
+			return &unboundedDiagnostics{decorator: decorator{a}}
+		},
 	},
 	{
 		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use",
