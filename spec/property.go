@@ -91,7 +91,7 @@ func HistoryShape(ms []contract.Message) string {
 func checkProperty(cfg *config, prop func(*rapid.T)) {
 	ginkgo.GinkgoHelper()
 	defer setChecks(cfg.propertyChecks)()
-	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT()}
+	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT(), name: "adapterkit-" + nameUnsafe.ReplaceAllString(cfg.name, "-")}
 	func() {
 		defer func() {
 			if v := recover(); v != nil && v != errStopProperty {
@@ -107,14 +107,25 @@ func checkProperty(cfg *config, prop func(*rapid.T)) {
 		return
 	}
 	report := strings.Join(tb.lines, "\n")
+	// rapid replays the shrunk failure after this line: the same messages again.
+	if i := strings.Index(report, "\nFailed test output:"); i >= 0 {
+		report = report[:i]
+	}
 	env := ""
-	if tb.seed != "" {
+	switch {
+	case tb.seed != "":
 		env = "RAPID_SEED=" + tb.seed
+	case tb.failfile != "":
+		env = "RAPID_FAILFILE=" + strconv.Quote(tb.failfile)
 	}
 	ginkgo.Fail(fmt.Sprintf("rule:     a snapshot is the faithful projection of the canonical history it was created from\n%s\n%s", report, rerunHint(cfg, env)))
 }
 
-var seedPattern = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+var (
+	seedPattern     = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+	failfilePattern = regexp.MustCompile(`-rapid\.failfile="((?:[^"\\]|\\.)*)"`)
+	nameUnsafe      = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+)
 
 // rapidReproLine is rapid's own reproduction hint, written for go test -run;
 // the wrapper replaces it with a Ginkgo one.
@@ -128,14 +139,18 @@ var errStopProperty = &struct{ error }{}
 // history text.
 type propertyTB struct {
 	ginkgo.GinkgoTInterface
-	mu     sync.Mutex
-	failed bool
-	seed   string
-	lines  []string
+	mu       sync.Mutex
+	name     string
+	failed   bool
+	seed     string
+	failfile string
+	lines    []string
 }
 
-func (t *propertyTB) Helper()      {}
-func (t *propertyTB) Name() string { return "adapterkit-projection" }
+func (t *propertyTB) Helper() {}
+
+// Name names rapid's fail files: one directory per embedding of the suite.
+func (t *propertyTB) Name() string { return t.name }
 func (t *propertyTB) add(s string, fail bool) {
 	s = strings.TrimRight(s, "\n")
 	if strings.HasPrefix(s, "[rapid] draw ") {
@@ -146,6 +161,11 @@ func (t *propertyTB) add(s string, fail bool) {
 	t.failed = t.failed || fail
 	if m := seedPattern.FindStringSubmatch(s); m != nil {
 		t.seed = m[1]
+	}
+	if m := failfilePattern.FindStringSubmatch(s); m != nil {
+		if f, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+			t.failfile = f
+		}
 	}
 	if s = strings.TrimRight(rapidReproLine.ReplaceAllString(s, ""), "\n"); s != "" {
 		t.lines = append(t.lines, s)

@@ -102,9 +102,10 @@ type adapterError struct {
 
 func (a *adapterError) Error() string { return a.rule }
 
-// broken returns a brokenRule; actual is scrubbed.
+// broken returns a brokenRule. Callers quote adapter values with q or qs,
+// which scrub each one; the probes are redacted from actual once more.
 func broken(rule, expected, actual string) error {
-	return &brokenRule{rule: rule, expected: expected, actual: scrub(actual)}
+	return &brokenRule{rule: rule, expected: expected, actual: redactProbes(actual)}
 }
 
 // failed wraps an unexpected adapter error for rule.

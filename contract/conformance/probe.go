@@ -105,14 +105,10 @@ const redacted = "[probe redacted]"
 // recording transport's output, and cuts the result to a bounded length.
 func Redact(s string) string { return scrub(s) }
 
-// scrub makes adapter-provided text safe to show: probes and the texts the
-// kit sends as payloads are replaced, and the result is cut to maxShown bytes
-// on a rune boundary.
+// scrub makes one adapter-provided value safe to show: redactProbes, then
+// cut to maxShown bytes on a rune boundary.
 func scrub(s string) string {
-	for _, p := range []string{privacyProbeText, TransportOutput, fallbackText, ProbePrivateValue, ProbeCredential} {
-		s = strings.ReplaceAll(s, p, redacted)
-	}
-	s = strings.ReplaceAll(s, "conformance completion", "[output redacted]")
+	s = redactProbes(s)
 	if len(s) > maxShown {
 		cut := maxShown
 		for cut > 0 && !utf8.RuneStart(s[cut]) {
@@ -121,4 +117,13 @@ func scrub(s string) string {
 		s = s[:cut] + "…"
 	}
 	return s
+}
+
+// redactProbes replaces the probes, the payload texts the kit sends and the
+// recording transport's output.
+func redactProbes(s string) string {
+	for _, p := range []string{privacyProbeText, TransportOutput, fallbackText, ProbePrivateValue, ProbeCredential} {
+		s = strings.ReplaceAll(s, p, redacted)
+	}
+	return strings.ReplaceAll(s, "conformance completion", "[output redacted]")
 }
