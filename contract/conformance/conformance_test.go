@@ -165,7 +165,9 @@ func TestAdapterErrorsAndPanicsAreThrew(t *testing.T) {
 	cleaned := 0
 	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter {
 		return hooked{Adapter: a,
-			snapshot: func(context.Context) (contract.HistorySnapshot, error) { return contract.HistorySnapshot{}, errors.New("history unreadable") },
+			snapshot: func(context.Context) (contract.HistorySnapshot, error) {
+				return contract.HistorySnapshot{}, errors.New("history unreadable")
+			},
 			privacy: func(context.Context, contract.PrivacyRequest) (contract.PrivacyResult, error) {
 				panic("sanitiser crashed")
 			},
