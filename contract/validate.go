@@ -93,15 +93,23 @@ func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
 		out.add(CodeTrustedProjectRootMissing)
 	}
 
-	known := make(map[string]struct{}, len(s.Messages))
+	// The tool graph and the message checks read the history independently:
+	// on large histories they run on two goroutines.
+	var g *toolGraph
+	wait := inParallel(len(s.Messages), func() { g = newToolGraph(s.Messages) })
+
+	// Message ids → index of their first message.
+	known := make(map[string]int32, len(s.Messages))
 	for i := range s.Messages {
 		m := &s.Messages[i]
 		if _, dup := known[m.ID]; dup {
 			out.add(CodeHistoryMessageIDDuplicate).MessageID = nonEmpty(m.ID)
-		} else if IsBlank(m.ID) {
-			out.add(CodeHistoryMessageIDMissing).MessageID = nonEmpty(m.ID)
+		} else {
+			if IsBlank(m.ID) {
+				out.add(CodeHistoryMessageIDMissing).MessageID = nonEmpty(m.ID)
+			}
+			known[m.ID] = int32(i)
 		}
-		known[m.ID] = struct{}{}
 		p := &m.Provenance
 		if p.SessionID != s.SessionID || IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
 			(p.Source == SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != s.RuntimeID)) {
@@ -110,84 +118,112 @@ func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
 		}
 	}
 
-	ix := indexTools(s.Messages)
-	for _, id := range ix.callOrder {
-		if IsBlank(id) || len(ix.calls[id]) != 1 {
+	wait()
+	for _, x := range g.callOrder {
+		if id := g.ids[x]; IsBlank(id) || g.callCount[x] != 1 {
 			out.add(CodeToolCallIdentityInvalid).ToolCallID = nonEmpty(id)
 		}
 	}
-	for _, id := range ix.resultOrder {
-		if _, hasCall := ix.calls[id]; IsBlank(id) || !hasCall {
+	for _, x := range g.resultOrder {
+		if id := g.ids[x]; IsBlank(id) || g.callCount[x] == 0 {
 			out.add(CodeToolResultOrphaned).ToolCallID = nonEmpty(id)
 		}
 	}
 
-	listedMessages := map[string]struct{}{}
-	listedCalls := map[string]struct{}{}
-	var callListOrder []string
-	lastGroup := map[string]int{} // tool call id → index of the last snapshot group listing it
+	// Step 7: the snapshot's own groups. Listed messages and calls are
+	// tracked by index; call ids the history does not know get their own map.
+	listedMsg := make([]bool, len(s.Messages))
+	lastGroup := make([]int32, len(g.ids)) // group index + 1 of the last group listing the id
+	var unknownCalls map[string]bool       // listed ids absent from the history
+	var unknownOrder []string
 	for gi := range s.ToolAtomicGroups {
-		g := &s.ToolAtomicGroups[gi]
-		if IsBlank(g.ID) || len(g.MessageIDs) == 0 || len(g.ToolCallIDs) == 0 {
+		sg := &s.ToolAtomicGroups[gi]
+		if IsBlank(sg.ID) || len(sg.MessageIDs) == 0 || len(sg.ToolCallIDs) == 0 {
 			out.add(CodeToolAtomicGroupInvalid)
 		}
-		for _, mid := range g.MessageIDs {
-			id := mid
-			if _, ok := known[mid]; !ok {
+		for _, mid := range sg.MessageIDs {
+			mi, ok := known[mid]
+			if !ok {
+				id := mid
 				out.add(CodeToolAtomicMessageMissing).MessageID = &id
-			} else if _, dup := listedMessages[mid]; dup {
+			} else if listedMsg[mi] {
+				id := mid
 				out.add(CodeToolAtomicMessageOverlap).MessageID = &id
+			} else {
+				listedMsg[mi] = true
 			}
-			listedMessages[mid] = struct{}{}
 		}
-		for _, cid := range g.ToolCallIDs {
-			if _, dup := listedCalls[cid]; dup {
+		for _, cid := range sg.ToolCallIDs {
+			listed := false
+			if x, ok := g.idOf[cid]; ok {
+				listed = lastGroup[x] != 0
+				lastGroup[x] = int32(gi + 1)
+			} else {
+				if unknownCalls == nil {
+					unknownCalls = map[string]bool{}
+				}
+				listed = unknownCalls[cid]
+				if !listed {
+					unknownOrder = append(unknownOrder, cid)
+				}
+				unknownCalls[cid] = true
+			}
+			if listed {
 				id := cid
 				out.add(CodeToolAtomicCallOverlap).ToolCallID = &id
-			} else {
-				callListOrder = append(callListOrder, cid)
 			}
-			listedCalls[cid] = struct{}{}
-			lastGroup[cid] = gi
 		}
 	}
 
-	expected := buildGroups(s.Messages, &ix)
-	expectedCalls := make(map[string]struct{}, len(ix.callOrder)+len(ix.resultOrder))
-	sortedGroups := map[int][]string{} // snapshot group index → its message ids, sorted
-	for ei := range expected {
-		e := &expected[ei]
-		var want []string
-		for _, cid := range e.ToolCallIDs {
-			expectedCalls[cid] = struct{}{}
-			gi, ok := lastGroup[cid]
-			if !ok {
-				id := cid
+	// Step 8: every derived group against the last snapshot group listing
+	// each of its ids, comparing message ids as sorted lists (so as
+	// multisets: a member listed twice is a difference).
+	var want, got []string
+	for _, ci := range g.order {
+		c := &g.comps[ci]
+		members := g.members[c.memStart:c.memEnd]
+		want = want[:0]
+		for _, x := range g.compIDs[c.idStart:c.idEnd] {
+			gi := lastGroup[x]
+			if gi == 0 {
+				id := g.ids[x]
 				out.add(CodeToolAtomicGroupMissing).ToolCallID = &id
 				continue
 			}
-			g := &s.ToolAtomicGroups[gi]
-			if want == nil {
-				want = slices.Clone(e.MessageIDs)
-				slices.SortFunc(want, jsonw.CompareUTF16)
+			sg := &s.ToolAtomicGroups[gi-1]
+			same := sg.Complete == c.complete && len(sg.MessageIDs) == len(members)
+			if same {
+				// Fast path: listed in history order, as groups are built.
+				for k, m := range members {
+					if sg.MessageIDs[k] != s.Messages[m].ID {
+						same = false
+						break
+					}
+				}
+				if !same {
+					if len(want) == 0 {
+						for _, m := range members {
+							want = append(want, s.Messages[m].ID)
+						}
+						slices.SortFunc(want, jsonw.CompareUTF16)
+					}
+					got = append(got[:0], sg.MessageIDs...)
+					slices.SortFunc(got, jsonw.CompareUTF16)
+					same = slices.Equal(got, want)
+				}
 			}
-			got, ok := sortedGroups[gi]
-			if !ok {
-				got = slices.Clone(g.MessageIDs)
-				slices.SortFunc(got, jsonw.CompareUTF16)
-				sortedGroups[gi] = got
-			}
-			if g.Complete != e.Complete || !slices.Equal(got, want) {
-				id := cid
+			if !same {
+				id := g.ids[x]
 				out.add(CodeToolAtomicGroupMismatch).ToolCallID = &id
 			}
 		}
 	}
-	for _, cid := range callListOrder {
-		if _, ok := expectedCalls[cid]; !ok {
-			id := cid
-			out.add(CodeToolAtomicCallUnknown).ToolCallID = &id
-		}
+
+	// Step 9: listed ids no derived group has. Every id the history knows
+	// is in some derived group, so only ids absent from the history qualify.
+	for _, cid := range unknownOrder {
+		id := cid
+		out.add(CodeToolAtomicCallUnknown).ToolCallID = &id
 	}
 	return out
 }

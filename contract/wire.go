@@ -159,7 +159,7 @@ func (d *decoder) object(name string, fn func(name []byte) error) error {
 func (d *decoder) array(name string, fn func(i int) error) error {
 	d.push(name)
 	defer d.pop()
-	return d.s.Array(func(i int) error {
+	err := d.s.Array(func(i int) error {
 		d.pushIndex(i)
 		err := fn(i)
 		d.pop()
@@ -168,6 +168,10 @@ func (d *decoder) array(name string, fn func(i int) error) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return d.fail(err)
+	}
+	return nil
 }
 
 func (d *decoder) strings(name string) ([]string, error) {

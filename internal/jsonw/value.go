@@ -225,15 +225,29 @@ func Normalize(dst, raw []byte) ([]byte, error) {
 // JavaScript's default sort and of String comparison operators. It differs
 // from byte order only for characters above U+FFFF against U+E000–U+FFFF.
 func CompareUTF16(a, b string) int {
-	for a != "" && b != "" {
-		ra, na := utf8.DecodeRuneInString(a)
-		rb, nb := utf8.DecodeRuneInString(b)
-		if ra != rb {
-			return utf16Key(ra) - utf16Key(rb)
-		}
-		a, b = a[na:], b[nb:]
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
 	}
-	return len(a) - len(b)
+	if i == n {
+		return len(a) - len(b)
+	}
+	if a[i] < 0x80 && b[i] < 0x80 {
+		return int(a[i]) - int(b[i])
+	}
+	// Decode the two differing characters (they start at the same offset:
+	// the strings agree up to i).
+	j := i
+	for j > 0 && !utf8.RuneStart(a[j]) {
+		j--
+	}
+	ra, _ := utf8.DecodeRuneInString(a[j:])
+	rb, _ := utf8.DecodeRuneInString(b[j:])
+	if ra == rb { // invalid UTF-8 on both sides: fall back to bytes
+		return int(a[i]) - int(b[i])
+	}
+	return utf16Key(ra) - utf16Key(rb)
 }
 
 // utf16Key maps a rune to a value whose order is the order of its first

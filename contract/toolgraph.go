@@ -1,0 +1,314 @@
+package contract
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
+	"strings"
+
+	"github.com/ds4context/adapterkit/internal/jsonw"
+)
+
+// toolGraph is the call/result structure of a history, computed once and
+// shared by BuildToolAtomicGroups and ValidateHistorySnapshot. Tool call ids
+// are interned to small integers so that every later step works on arrays
+// instead of string-keyed maps.
+type toolGraph struct {
+	messages []Message
+
+	idOf        map[string]int32 // tool call id → index into ids
+	ids         []string
+	callCount   []int32 // per id: number of toolCall blocks
+	resultCount []int32 // per id: number of toolResult blocks
+	firstCall   []int32 // per id: message index of its first call, -1 when none
+	callOrder   []int32 // ids with a call, in order of first call
+	resultOrder []int32 // ids with a result, in order of first result
+	refs        []toolRef
+	toolMsgs    []int32 // indices of messages holding a call or result
+
+	comps   []component // connected components in order of their first message
+	members []int32     // message indices, grouped by component, history order within
+	compIDs []int32     // id indices, grouped by component, sorted in UTF-16 order, unique
+	order   []int32     // component indices in group order (first message id, bytewise)
+}
+
+type toolRef struct{ id, msg int32 }
+
+type component struct {
+	memStart, memEnd int32
+	idStart, idEnd   int32
+	complete         bool
+}
+
+func (g *toolGraph) intern(id string) int32 {
+	if x, ok := g.idOf[id]; ok {
+		return x
+	}
+	x := int32(len(g.ids))
+	g.idOf[id] = x
+	g.ids = append(g.ids, id)
+	g.callCount = append(g.callCount, 0)
+	g.resultCount = append(g.resultCount, 0)
+	g.firstCall = append(g.firstCall, -1)
+	return x
+}
+
+func newToolGraph(messages []Message) *toolGraph {
+	hint := len(messages)/2 + 1
+	g := &toolGraph{
+		messages:    messages,
+		idOf:        make(map[string]int32, hint),
+		ids:         make([]string, 0, hint/2),
+		callCount:   make([]int32, 0, hint/2),
+		resultCount: make([]int32, 0, hint/2),
+		firstCall:   make([]int32, 0, hint/2),
+		refs:        make([]toolRef, 0, hint),
+		toolMsgs:    make([]int32, 0, hint),
+	}
+	for i := range messages {
+		isTool := false
+		for _, b := range messages[i].Blocks {
+			switch b := b.(type) {
+			case *ToolCallBlock:
+				isTool = true
+				x := g.intern(b.ID)
+				if g.callCount[x] == 0 {
+					g.callOrder = append(g.callOrder, x)
+					g.firstCall[x] = int32(i)
+				}
+				g.callCount[x]++
+				g.refs = append(g.refs, toolRef{x, int32(i)})
+			case *ToolResultBlock:
+				isTool = true
+				x := g.intern(b.ToolCallID)
+				if g.resultCount[x] == 0 {
+					g.resultOrder = append(g.resultOrder, x)
+				}
+				g.resultCount[x]++
+				g.refs = append(g.refs, toolRef{x, int32(i)})
+			}
+		}
+		if isTool {
+			g.toolMsgs = append(g.toolMsgs, int32(i))
+		}
+	}
+	if len(g.toolMsgs) > 0 {
+		g.connect()
+	}
+	return g
+}
+
+// connect joins, for every id with a call, all messages holding its calls
+// and results (union-find with path halving), then lays out the components.
+func (g *toolGraph) connect() {
+	n := len(g.messages)
+	parent := make([]int32, n)
+	for _, m := range g.toolMsgs {
+		parent[m] = m
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	for _, r := range g.refs {
+		if fc := g.firstCall[r.id]; fc >= 0 {
+			a, b := find(fc), find(r.msg)
+			if a != b {
+				// Keep the earlier message as root: roots are then first members.
+				if a < b {
+					parent[b] = a
+				} else {
+					parent[a] = b
+				}
+			}
+		}
+	}
+	// Component of each tool message; components numbered by first member.
+	compOf := make([]int32, n) // comp+1, 0 for non-tool messages
+	for _, m := range g.toolMsgs {
+		root := find(m)
+		if compOf[root] == 0 {
+			g.comps = append(g.comps, component{})
+			compOf[root] = int32(len(g.comps))
+		}
+		compOf[m] = compOf[root]
+	}
+	// Members, grouped by component with a counting sort (stable: history order).
+	counts := make([]int32, len(g.comps)+1)
+	for _, m := range g.toolMsgs {
+		counts[compOf[m]]++
+	}
+	g.members = make([]int32, len(g.toolMsgs))
+	pos := int32(0)
+	for c := range g.comps {
+		g.comps[c].memStart = pos
+		pos += counts[c+1]
+		g.comps[c].memEnd = g.comps[c].memStart
+	}
+	for _, m := range g.toolMsgs {
+		c := &g.comps[compOf[m]-1]
+		g.members[c.memEnd] = m
+		c.memEnd++
+	}
+	// Ids, grouped the same way, then sorted and made unique per component.
+	clear(counts)
+	for _, r := range g.refs {
+		counts[compOf[r.msg]]++
+	}
+	g.compIDs = make([]int32, len(g.refs))
+	pos = 0
+	for c := range g.comps {
+		g.comps[c].idStart = pos
+		pos += counts[c+1]
+		g.comps[c].idEnd = g.comps[c].idStart
+	}
+	for _, r := range g.refs {
+		c := &g.comps[compOf[r.msg]-1]
+		g.compIDs[c.idEnd] = r.id
+		c.idEnd++
+	}
+	for ci := range g.comps {
+		c := &g.comps[ci]
+		ids := g.compIDs[c.idStart:c.idEnd]
+		if len(ids) > 1 {
+			slices.SortFunc(ids, func(a, b int32) int { return jsonw.CompareUTF16(g.ids[a], g.ids[b]) })
+			ids = slices.Compact(ids)
+			c.idEnd = c.idStart + int32(len(ids))
+		}
+		// Every result of an id with a call is joined to that call, so the
+		// "all inside the component" rule reduces to the counts.
+		c.complete = true
+		for _, x := range ids {
+			if g.callCount[x] != 1 || g.resultCount[x] == 0 {
+				c.complete = false
+				break
+			}
+		}
+	}
+	g.order = groupOrder(g)
+}
+
+// groupOrder sorts the components by their first message id, bytewise, ties
+// in history order. Ids usually share a long prefix ("session:entry-…"), so
+// each key carries the next eight bytes after the prefix common to all ids
+// as an integer: most comparisons are then one integer comparison.
+func groupOrder(g *toolGraph) []int32 {
+	type key struct {
+		next  uint64
+		first string
+		comp  int32
+	}
+	keys := make([]key, len(g.comps))
+	lcp := -1
+	for ci := range g.comps {
+		id := g.messages[g.members[g.comps[ci].memStart]].ID
+		keys[ci] = key{first: id, comp: int32(ci)}
+		if lcp < 0 {
+			lcp = len(id)
+			continue
+		}
+		n := min(lcp, len(id))
+		k := 0
+		for k < n && id[k] == keys[0].first[k] {
+			k++
+		}
+		lcp = k
+	}
+	for i := range keys {
+		var b [8]byte
+		if lcp < len(keys[i].first) {
+			copy(b[:], keys[i].first[lcp:])
+		}
+		keys[i].next = binary.BigEndian.Uint64(b[:])
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.next != b.next {
+			if a.next < b.next {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return int(a.comp - b.comp)
+	})
+	order := make([]int32, len(keys))
+	for i, k := range keys {
+		order[i] = k.comp
+	}
+	return order
+}
+
+// parallelMin is the input size from which the kit splits work across two
+// goroutines: below it, starting a goroutine costs more than it saves.
+const parallelMin = 8192
+
+// inParallel starts f on its own goroutine when n is at least parallelMin
+// and returns a function that waits for it; for smaller n it runs f at once.
+func inParallel(n int, f func()) (wait func()) {
+	if n < parallelMin {
+		f()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return func() { <-done }
+}
+
+// groups materialises the components as ToolAtomicGroups in group order.
+func (g *toolGraph) groups() []ToolAtomicGroup {
+	out := make([]ToolAtomicGroup, len(g.order))
+	if len(out) == 0 {
+		return out
+	}
+	msgIDs := make([]string, len(g.members))
+	callIDs := make([]string, len(g.compIDs))
+	// Offsets of each group's call ids in callIDs, in group order.
+	callStart := make([]int32, len(g.order)+1)
+	for gi, ci := range g.order {
+		c := &g.comps[ci]
+		callStart[gi+1] = callStart[gi] + c.idEnd - c.idStart
+	}
+	fill := func(lo, hi int) {
+		var buf []byte
+		var hexID [len(ToolGroupIDPrefix) + 16]byte
+		copy(hexID[:], ToolGroupIDPrefix)
+		for gi := lo; gi < hi; gi++ {
+			c := &g.comps[g.order[gi]]
+			buf = buf[:0]
+			for k, m := range g.members[c.memStart:c.memEnd] {
+				id := g.messages[m].ID
+				msgIDs[c.memStart+int32(k)] = id
+				if k > 0 {
+					buf = append(buf, 0)
+				}
+				buf = append(buf, id...)
+			}
+			sum := sha256.Sum256(buf)
+			hex.Encode(hexID[len(ToolGroupIDPrefix):], sum[:8])
+			calls := callIDs[callStart[gi]:callStart[gi+1]:callStart[gi+1]]
+			for k, x := range g.compIDs[c.idStart:c.idEnd] {
+				calls[k] = g.ids[x]
+			}
+			out[gi] = ToolAtomicGroup{
+				ID:          string(hexID[:]),
+				MessageIDs:  msgIDs[c.memStart:c.memEnd:c.memEnd],
+				ToolCallIDs: calls,
+				Complete:    c.complete,
+			}
+		}
+	}
+	half := len(out) / 2
+	wait := inParallel(len(g.members), func() { fill(0, half) })
+	fill(half, len(out))
+	wait()
+	return out
+}
