@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -254,13 +252,6 @@ func (a *Adapter) Shutdown(context.Context) error {
 	return nil
 }
 
-// localProviders run on this machine: payloads for them are not filtered.
-var localProviders = []string{"ollama", "llama-cpp", "lmstudio"}
-
-func isLocal(provider string) bool {
-	return slices.Contains(localProviders, strings.ToLower(contract.TrimJS(provider)))
-}
-
 // hashEmbedder embeds texts into 8 deterministic dimensions.
 type hashEmbedder struct{}
 
@@ -279,15 +270,4 @@ func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error
 		out[i] = v
 	}
 	return out, nil
-}
-
-// marshalPayload encodes a payload; a json.RawMessage is used as is.
-func marshalPayload(p any) ([]byte, error) {
-	if raw, ok := p.(json.RawMessage); ok {
-		if !json.Valid(raw) {
-			return nil, ErrPrivacy
-		}
-		return raw, nil
-	}
-	return json.Marshal(p)
 }
