@@ -4,6 +4,9 @@ import (
 	"os"
 	"strconv"
 
+	"pgregory.net/rapid"
+
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -40,8 +43,18 @@ type config struct {
 	name             string
 	propertyChecks   int
 	diagnosticsLimit int
+	histories        HistoryGenerator
 	testName         string // set by Run, for rerun hints
 }
+
+// HistoryGenerator returns a generator of valid canonical histories whose
+// messages belong to runtimeID and sessionID.
+type HistoryGenerator func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message]
+
+// WithHistories replaces the histories the property check draws, for an
+// adapter whose runtime can only hold some histories (every history drawn
+// must still be valid).
+func WithHistories(g HistoryGenerator) Option { return func(c *config) { c.histories = g } }
 
 // WithName sets the name of the suite's container (the factory's name by
 // default). Use it to tell apart several embeddings of the same factory.
@@ -56,7 +69,8 @@ func WithPropertyChecks(n int) Option { return func(c *config) { c.propertyCheck
 func WithDiagnosticsLimit(n int) Option { return func(c *config) { c.diagnosticsLimit = n } }
 
 func newConfig(factory conformance.Factory, opts []Option) *config {
-	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks, diagnosticsLimit: DefaultDiagnosticsLimit}
+	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks,
+		diagnosticsLimit: DefaultDiagnosticsLimit, histories: historyGenerator}
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {
 		c.propertyChecks = n
 	}

@@ -28,7 +28,7 @@ func describeProperty(cfg *config) {
 // snapshot is its faithful projection.
 func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) {
 	fx := conformance.NewFixture()
-	msgs := historyGenerator(fx.RuntimeID, fx.SessionID).Draw(t, "history")
+	msgs := cfg.histories(fx.RuntimeID, fx.SessionID).Draw(t, "history")
 	fx.Messages = msgs
 	shape := HistoryShape(msgs)
 	s, err := conformance.StartWith(ctx, cfg.factory, fx)

@@ -180,9 +180,17 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 		ran[name]++
 		if r.State.Is(types.SpecStateFailureStates) {
 			failed[name] = append(failed[name], specKey(r))
-			if conformance.ContainsProbe([]byte(r.Failure.Message)) {
+			msg := r.Failure.Message
+			if conformance.ContainsProbe([]byte(msg)) {
 				t.Errorf("%s: the failure of %s holds a probe", name, specKey(r))
 			}
+			if !strings.Contains(msg, "rule:") || !strings.Contains(msg, "rerun alone:") {
+				t.Errorf("%s: the failure of %s does not name the rule and how to rerun it:\n%s", name, specKey(r), msg)
+			}
+		}
+		if name == correctName && specKey(r) == mutants.EmbeddingPort &&
+			(r.State != types.SpecStateSkipped || !strings.Contains(r.Failure.Message, "does not declare the embeddings capability")) {
+			t.Errorf("the correct adapter without a port: embedding-port spec %s (%q), want skipped saying why", r.State, r.Failure.Message)
 		}
 	}
 	if ran[correctName] == 0 || len(failed[correctName]) > 0 {
