@@ -29,9 +29,12 @@
 // what came back, and prints how to rerun just that spec. Failure text is
 // metadata only: it never shows a probe, a payload or history text.
 //
-// The property check draws canonical histories with pgregory.net/rapid. It
-// runs 20 checks by default (fast); set ADAPTERKIT_PROPERTY_CHECKS, use
-// WithPropertyChecks, or pass rapid's own -rapid.checks flag (or
-// RAPID_CHECKS) for more. A failure prints the shrunk history's shape and
-// rapid's seed.
+// The property check draws canonical histories with pgregory.net/rapid and
+// hands each to the factory as the fixture's history. It runs 20 checks by
+// default, to stay fast; for more, set ADAPTERKIT_PROPERTY_CHECKS=N, use
+// WithPropertyChecks, or give rapid's own flag to the test binary
+// (go test ./pkg -rapid.checks=N, or go tool ginkgo ./pkg -- -rapid.checks=N),
+// which wins over both. A failure prints the shrunk history's shape (roles
+// and block kinds, never text), the broken rule, and a rerun command
+// carrying rapid's seed (RAPID_SEED) or fail file (RAPID_FAILFILE).
 package spec
