@@ -5,9 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"pgregory.net/rapid"
-
-	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -41,17 +38,6 @@ func TestHistoryShapeShowsStructureOnly(t *testing.T) {
 	if strings.Contains(got, "Inspect") {
 		t.Fatal("the shape shows text")
 	}
-}
-
-func TestLocalHistoriesAreValid(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		ms := historyGenerator("rt", "sess").Draw(t, "history")
-		s := contract.HistorySnapshot{SchemaVersion: contract.HistorySchemaVersion, RuntimeID: "rt", SessionID: "sess", Revision: "r",
-			ProjectRoot: "/p", Messages: ms, ToolAtomicGroups: contract.BuildToolAtomicGroups(ms)}
-		if is := contract.ValidateHistorySnapshot(&s); len(is) > 0 {
-			t.Fatalf("issues %v in %s", is, HistoryShape(ms))
-		}
-	})
 }
 
 func TestSetChecksRespectsTheUser(t *testing.T) {

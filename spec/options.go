@@ -8,6 +8,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 // Labels the suite puts on its specs.
@@ -51,9 +52,9 @@ type config struct {
 // messages belong to runtimeID and sessionID.
 type HistoryGenerator func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message]
 
-// WithHistories replaces the histories the property check draws, for an
-// adapter whose runtime can only hold some histories (every history drawn
-// must still be valid).
+// WithHistories replaces the histories the property check draws (gen.History
+// by default), for an adapter whose runtime can only hold some histories;
+// every history drawn must still be valid.
 func WithHistories(g HistoryGenerator) Option { return func(c *config) { c.histories = g } }
 
 // WithName sets the name of the suite's container (the factory's name by
@@ -70,7 +71,7 @@ func WithDiagnosticsLimit(n int) Option { return func(c *config) { c.diagnostics
 
 func newConfig(factory conformance.Factory, opts []Option) *config {
 	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks,
-		diagnosticsLimit: DefaultDiagnosticsLimit, histories: historyGenerator}
+		diagnosticsLimit: DefaultDiagnosticsLimit, histories: gen.History}
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {
 		c.propertyChecks = n
 	}
