@@ -88,10 +88,23 @@ func rerunHint(cfg *config, env string) string {
 	if env != "" {
 		env += " "
 	}
+	label := ownLabel(ginkgo.CurrentSpecReport().Labels())
 	if cfg.testName != "" {
-		return fmt.Sprintf("rerun alone: %sgo test %s -run '^%s$' -ginkgo.focus='%s'", env, dir, regexp.QuoteMeta(cfg.testName), focus)
+		return fmt.Sprintf("rerun alone: %sgo test %s -run '^%s$' -ginkgo.focus='%s'\n  (this check in every embedding: -ginkgo.label-filter='%s')",
+			env, dir, regexp.QuoteMeta(cfg.testName), focus, label)
 	}
-	return fmt.Sprintf("rerun alone: %sgo tool ginkgo --focus='%s' %s", env, focus, dir)
+	return fmt.Sprintf("rerun alone: %sgo tool ginkgo --focus='%s' %s\n  (this check in every embedding: --label-filter='%s')", env, focus, dir, label)
+}
+
+// ownLabel returns the label that names one spec of the suite: the case id
+// or the check's name.
+func ownLabel(labels []string) string {
+	for _, l := range labels {
+		if l != LabelConformance && l != LabelExtended && !strings.HasPrefix(l, FeatureLabelPrefix) {
+			return l
+		}
+	}
+	return LabelConformance
 }
 
 var packageDir = sync.OnceValue(func() string {
