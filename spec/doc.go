@@ -25,6 +25,10 @@
 // capability-gated check is skipped, with a message saying so, when the
 // adapter does not declare the capability.
 //
+// The concurrency check compares what 8 goroutines see with serial
+// answers; run the suite with -race to have the race detector catch the
+// data races that do not show in results.
+//
 // A failure names the rule the adapter broke, shows what was expected and
 // what came back, and prints how to rerun just that spec. Failure text is
 // metadata only: it never shows a probe, a payload or history text.
