@@ -6,12 +6,12 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/ds4context/adapterkit/examples/memadapter"
+	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
 )
 
-// The conformance suite, run against the kit's own adapter.
-var _ = spec.Describe(memadapter.ConformanceFactory(true))
+// The conformance suite, run against the reference adapter.
+var _ = spec.Describe(reference.NewConformanceFactory())
 
 func TestAdapterKit(t *testing.T) {
 	gomega.RegisterFailHandler(ginkgo.Fail)

@@ -20,13 +20,13 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
 )
 
 // base is the correct adapter every mutant wraps.
-func base() conformance.Factory { return memadapter.ConformanceFactory(false) }
+func base() conformance.Factory { return reference.NewConformanceFactory() }
 
 // correctName names the unmutated adapter's embedding in the suite.
 const correctName = "correct adapter"
