@@ -152,8 +152,8 @@ func checkNegotiation(cfg *config, s *conformance.Session) {
 		got := a.NegotiateCapabilities(set)
 		if d := negotiationDiff(want, got); d != "" {
 			fail(cfg, "NegotiateCapabilities must apply the contract's negotiation to the adapter's own declarations",
-				fmt.Sprintf("the result of contract.NegotiateCapabilities for requests [%s] (first difference: expected / actual below)", describeRequests(set)),
-				d)
+				fmt.Sprintf("what contract.NegotiateCapabilities returns for the requests [%s]", describeRequests(set)),
+				"a different negotiation; first difference (expected / actual): "+d)
 		}
 	}
 	ginkgo.GinkgoWriter.Printf("negotiation matched for %d request sets\n", len(sets))
@@ -266,14 +266,14 @@ func checkConcurrent(ctx context.Context, cfg *config, s *conformance.Session) {
 			for range concurrentRounds {
 				c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: conformance.PlainPayload()})
 				if c.Status != contract.StatusCompleted {
-					report(fmt.Sprintf("worker %d: completion %q %q", w, c.Status, c.Code))
+					report(fmt.Sprintf("worker %d: completion %q %q", w, conformance.Redact(string(c.Status)), conformance.Redact(string(c.Code))))
 				}
 				snap, err := a.SnapshotHistory(ctx)
 				switch {
 				case err != nil:
 					report(fmt.Sprintf("worker %d: SnapshotHistory error: %s", w, conformance.Redact(err.Error())))
 				case snap.Revision != base.Revision:
-					report(fmt.Sprintf("worker %d: revision %q, want %q", w, conformance.Redact(snap.Revision), base.Revision))
+					report(fmt.Sprintf("worker %d: revision %q, want %q", w, conformance.Redact(snap.Revision), conformance.Redact(base.Revision)))
 				case !slices.Equal(messageIDs(snap.Messages), baseIDs):
 					report(fmt.Sprintf("worker %d: %d message ids %q", w, len(snap.Messages), redactAll(messageIDs(snap.Messages))))
 				}
@@ -286,7 +286,7 @@ func checkConcurrent(ctx context.Context, cfg *config, s *conformance.Session) {
 	}
 	if len(problems) > 0 {
 		fail(cfg, "an adapter is safe for concurrent use: concurrent calls answer as serial calls do",
-			fmt.Sprintf("every completion completed and every snapshot had revision %q and message ids %q", base.Revision, baseIDs),
+			fmt.Sprintf("every completion completed and every snapshot had revision %q and message ids %q", conformance.Redact(base.Revision), redactAll(baseIDs)),
 			strings.Join(problems, "\n          "))
 	}
 }
