@@ -137,8 +137,13 @@ func runShards(t *testing.T) []types.SpecReport {
 	for shard := range shards {
 		wg.Go(func() {
 			file := filepath.Join(dir, fmt.Sprintf("shard%d.json", shard))
+			tmp := filepath.Join(dir, fmt.Sprintf("tmp%d", shard))
+			if err := os.Mkdir(tmp, 0o700); err != nil {
+				t.Error(err)
+				return
+			}
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
-			cmd.Env = append(os.Environ(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1")
+			cmd.Env = append(os.Environ(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1", "TMPDIR="+tmp)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run() // the child fails: its mutants must
@@ -155,6 +160,10 @@ func runShards(t *testing.T) []types.SpecReport {
 			}
 			if conformance.ContainsProbe(out.Bytes()) {
 				errs = append(errs, fmt.Errorf("shard %d: the suite's output holds a probe", shard))
+			}
+			// Every instance's cleanup ran, failed specs and property checks included.
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				errs = append(errs, fmt.Errorf("shard %d: %d temporary entries left behind (%v)", shard, len(left), err))
 			}
 			reports = append(reports, rs[0].SpecReports...)
 		})
