@@ -41,4 +41,6 @@
 // which wins over both. A failure prints the shrunk history's shape (roles
 // and block kinds, never text), the broken rule, and a rerun command
 // carrying rapid's seed (RAPID_SEED) or fail file (RAPID_FAILFILE).
+// Shrinking a failure creates many instances; rapid spends up to 30 s on
+// it, which RAPID_SHRINKTIME (or -rapid.shrinktime) lowers.
 package spec

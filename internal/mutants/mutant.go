@@ -140,6 +140,23 @@ var catalogue = []Mutant{
 		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
 	},
 	{
+		Name: "reorders-messages", Breaks: "a snapshot keeps history order",
+		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
+		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
+		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
+	},
+	{
+		Name: "invents-a-message", Breaks: "a snapshot never invents history",
+		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
+		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
+		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
+	},
+	{
+		Name: "incomplete-exchange-marked-complete", Breaks: "a call still waiting for its result is in an incomplete group",
+		SpecsFail: all(Property),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
+	},
+	{
 		Name: "splits-parallel-batch", Breaks: "a parallel tool batch stays in one atomic group",
 		SpecsFail: all(Property),
 		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return splitBatch{decorator{a}} },
@@ -163,6 +180,11 @@ var catalogue = []Mutant{
 		Name: "remote-reported-local", Breaks: "enforcement reports the destination it decided",
 		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
+	},
+	{
+		Name: "sanitised-reported-unchanged", Breaks: "enforcement reports that it changed the payload",
+		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
 	},
 	{
 		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
@@ -324,6 +346,46 @@ func (m dropMessage) SnapshotHistory(ctx context.Context) (contract.HistorySnaps
 	return s, err
 }
 
+// reorder swaps the first two messages of every snapshot.
+type reorder struct{ decorator }
+
+func (m reorder) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err == nil && len(s.Messages) > 1 {
+		s.Messages[0], s.Messages[1] = s.Messages[1], s.Messages[0]
+		s.ToolAtomicGroups = contract.BuildToolAtomicGroups(s.Messages)
+	}
+	return s, err
+}
+
+// invent appends a synthetic assistant message to every snapshot.
+type invent struct{ decorator }
+
+func (m invent) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err == nil {
+		entry := "invented"
+		s.Messages = append(s.Messages, contract.Message{
+			ID: s.SessionID + ":" + entry, SourceEntryID: entry, Role: contract.RoleAssistant,
+			Blocks:     []contract.Block{&contract.TextBlock{Text: "summary"}},
+			Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: s.SessionID, EntryID: entry, RuntimeID: new(s.RuntimeID)},
+			Flags:      contract.Flags{Synthetic: new(true)},
+		})
+	}
+	return s, err
+}
+
+// allComplete marks every tool atomic group complete.
+type allComplete struct{ decorator }
+
+func (m allComplete) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	for i := range s.ToolAtomicGroups {
+		s.ToolAtomicGroups[i].Complete = true
+	}
+	return s, err
+}
+
 type splitBatch struct{ decorator }
 
 // SnapshotHistory gives every call of a multi-call group a group of its own.
@@ -388,6 +450,14 @@ func (m transportAfterFailure) Complete(ctx context.Context, req contract.Comple
 		_, _ = m.env.transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: contract.DestinationRemote, Payload: json.RawMessage(`{}`)})
 	}
 	return r
+}
+
+type unchanged struct{ decorator }
+
+func (m unchanged) EnforcePrivacy(ctx context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	r, err := m.Adapter.EnforcePrivacy(ctx, req)
+	r.Changed = false
+	return r, err
 }
 
 type localDestination struct{ decorator }
