@@ -169,9 +169,12 @@ func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root st
 	return nil
 }
 
-// CheckProjection reports whether snap is a faithful projection of the
+// CheckProjection returns nil when snap is a faithful projection of the
 // canonical history messages for the given runtime, session and project
-// root; the error explains the first difference, as metadata only.
+// root: same identity and root, the same message ids in order, no
+// validation issue, and exactly the groups BuildToolAtomicGroups derives.
+// Otherwise it returns a *Failure (Case "projection") explaining the first
+// difference, as metadata only.
 func CheckProjection(snap *contract.HistorySnapshot, runtimeID, sessionID, root string, messages []contract.Message) error {
 	if err := checkSnapshot(snap, runtimeID, sessionID, root, messages); err != nil {
 		b := err.(*brokenRule)

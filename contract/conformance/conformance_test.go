@@ -363,3 +363,25 @@ func TestProbesAndPayloads(t *testing.T) {
 		t.Errorf("Redact = %q", r)
 	}
 }
+
+func TestCheckProjection(t *testing.T) {
+	fx := conformance.NewFixture()
+	s, err := conformance.Start(ctx, correct())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	snap, err := s.Adapter().SnapshotHistory(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), fx.Messages); err != nil {
+		t.Fatalf("CheckProjection(correct snapshot) = %v", err)
+	}
+	snap.ToolAtomicGroups[0].Complete = false
+	err = conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), fx.Messages)
+	var f *conformance.Failure
+	if !errors.As(err, &f) || f.Case != "projection" || !strings.Contains(f.Actual, "tool-atomic-group-mismatch") {
+		t.Fatalf("CheckProjection(incomplete group) = %v", err)
+	}
+}
