@@ -51,7 +51,7 @@ func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) {
 }
 
 // HistoryShape describes a history without its text: each message's role
-// and block kinds, e.g. "user[text] assistant[call×2] tool[result]", and
+// and block kinds, e.g. "user[text] assistant[toolCall×2] tool[toolResult]", and
 // the number of tool calls and results.
 func HistoryShape(ms []contract.Message) string {
 	if len(ms) == 0 {
