@@ -294,8 +294,10 @@ func checkFallback(ctx context.Context, s *Session) error {
 	a, tr, fx := s.Adapter(), s.transport, s.fixture
 	before := tr.Len()
 	tr.FailNext()
-	defer tr.Disarm()
 	c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: PlainPayload()})
+	if tr.Disarm() {
+		return broken("a completion must call the transport (here armed to fail)", "one failed transport call", "no transport call; result "+describeResult(c))
+	}
 	if c.Status != contract.StatusFallback || c.Code != contract.FallbackTransportFailed || !c.Retryable {
 		return broken("a transport failure must become a retryable transport-failed fallback",
 			fmt.Sprintf("fallback %q (retryable true)", contract.FallbackTransportFailed), describeResult(c))
@@ -317,9 +319,13 @@ func checkLifecycle(ctx context.Context, s *Session) error {
 	if err := a.Shutdown(ctx); err != nil {
 		return failed("Shutdown must be idempotent: a second call must not fail", err)
 	}
+	before := s.transport.Len()
 	c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: PlainPayload()})
 	if c.Status != contract.StatusFallback || c.Code != contract.FallbackAdapterClosed {
 		return broken("after shutdown, a completion must fall back with adapter-closed", fmt.Sprintf("fallback %q", contract.FallbackAdapterClosed), describeResult(c))
+	}
+	if n := s.transport.Len() - before; n != 0 {
+		return broken("after shutdown, a completion must not reach the transport", "0 transport requests", fmt.Sprintf("%d transport requests", n))
 	}
 	if _, err := a.SnapshotHistory(ctx); err == nil {
 		return broken("after shutdown, SnapshotHistory must return an error", "an error", "a snapshot")

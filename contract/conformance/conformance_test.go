@@ -385,3 +385,43 @@ func TestCheckProjection(t *testing.T) {
 		t.Fatalf("CheckProjection(incomplete group) = %v", err)
 	}
 }
+
+func TestFallbackAndLifecycleWatchTheTransport(t *testing.T) {
+	cleaned := 0
+	// Claims a transport failure without calling the transport.
+	faked := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter {
+		return hooked{Adapter: a, complete: func(ctx context.Context, r contract.CompletionRequest) contract.CompletionResult {
+			return contract.Fallback(contract.FallbackTransportFailed, "completion transport failed", true)
+		}}
+	}, &cleaned)
+	// Sends after shutdown and still reports adapter-closed.
+	leaking := wrapped(func(a contract.Adapter, setup conformance.Setup) contract.Adapter {
+		return hooked{Adapter: a, complete: func(ctx context.Context, r contract.CompletionRequest) contract.CompletionResult {
+			res := a.Complete(ctx, r)
+			if res.Code == contract.FallbackAdapterClosed {
+				_, _ = setup.Transport.Send(ctx, contract.TransportRequest{Provider: r.Provider, Model: r.Model, Destination: contract.DestinationRemote, Payload: json.RawMessage(`{}`)})
+			}
+			return res
+		}}
+	}, &cleaned)
+	for _, tc := range []struct {
+		f        conformance.Factory
+		id, rule string
+	}{
+		{faked, "fallback", "must call the transport"},
+		{leaking, "lifecycle", "must not reach the transport"},
+	} {
+		s, err := conformance.Start(ctx, tc.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.RunCase(ctx, tc.id)
+		if r.Passed || !strings.Contains(r.Failure.Rule, tc.rule) {
+			t.Errorf("%s: %+v, want a failure of rule %q", tc.id, r.Failure, tc.rule)
+		}
+		if s.Transport().Disarm() {
+			t.Errorf("%s: the case left the transport armed", tc.id)
+		}
+		s.Close(ctx)
+	}
+}

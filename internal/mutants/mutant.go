@@ -229,6 +229,11 @@ var catalogue = []Mutant{
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
 	},
 	{
+		Name: "transport-called-after-shutdown", Breaks: "a closed adapter never reaches the transport",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
+		wrap: func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
+	},
+	{
 		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
 		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
@@ -586,6 +591,21 @@ func (m closedCompletes) Complete(ctx context.Context, req contract.CompletionRe
 	r := m.Adapter.Complete(ctx, req)
 	if r.Code == contract.FallbackAdapterClosed {
 		return contract.Completed(json.RawMessage(`null`), contract.PrivacySummary{Provider: req.Provider, Destination: contract.DestinationRemote}, nil)
+	}
+	return r
+}
+
+// closedSends still calls the transport after shutdown, then reports
+// adapter-closed as it should.
+type closedSends struct {
+	decorator
+	env *env
+}
+
+func (m closedSends) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackAdapterClosed {
+		_, _ = m.env.transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: contract.DestinationRemote, Payload: json.RawMessage(`{}`)})
 	}
 	return r
 }
