@@ -145,7 +145,7 @@ func runShards(t *testing.T) []types.SpecReport {
 			// No rapid fail files in the tree; shrinking is capped because
 			// how short the failing history gets does not matter here.
 			cmd := exec.Command(os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
-			cmd.Env = append(os.Environ(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
+			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run() // the child fails: its mutants must
@@ -175,6 +175,14 @@ func runShards(t *testing.T) []types.SpecReport {
 		t.Fatal(err)
 	}
 	return reports
+}
+
+// childEnv is the environment without the variables that tune rapid or the
+// suite, so the children run the same checks wherever the test runs.
+func childEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "RAPID_") || strings.HasPrefix(kv, "ADAPTERKIT_")
+	})
 }
 
 func TestSuiteKillsEveryMutant(t *testing.T) {
