@@ -1,0 +1,136 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/examples/memadapter"
+	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/reference"
+)
+
+// mutantEnv names the mutant a "serve-mutant" child serves.
+const mutantEnv = "BRIDGE_TEST_MUTANT"
+
+// mutantBase is the correct adapter every mutant wraps, as in the mutants'
+// own tests.
+func mutantBase() conformance.Factory { return memadapter.ConformanceFactory(false) }
+
+func init() {
+	childServers["serve-reference"] = reference.NewConformanceFactory
+	childServers["serve-mutant"] = func() conformance.Factory {
+		for _, m := range mutants.Catalogue() {
+			if m.Name == os.Getenv(mutantEnv) {
+				return m.Factory(mutantBase())
+			}
+		}
+		panic("no mutant named in " + mutantEnv)
+	}
+}
+
+func reportJSON(t *testing.T, r conformance.Report, err error) string {
+	t.Helper()
+	if err != nil {
+		return "error"
+	}
+	b, jerr := json.Marshal(r)
+	if jerr != nil {
+		t.Fatal(jerr)
+	}
+	return string(b)
+}
+
+func failedCases(r conformance.Report) []string {
+	var ids []string
+	for _, c := range r.Cases {
+		if !c.Passed {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// The reference adapter passes over the bridge — in process over pipes and
+// in a child process — with the very report it gets in process.
+func TestReferenceOverTheBridge(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	want, err := conformance.Run(ctx, reference.NewConformanceFactory())
+	if err != nil || !want.Passed {
+		t.Fatalf("in process: passed %t, %v", want.Passed, err)
+	}
+	for name, f := range map[string]conformance.Factory{
+		"pipe":    Pipe(reference.NewConformanceFactory(), Options{}),
+		"process": childFactory("serve-reference", Options{}),
+	} {
+		got, err := conformance.Run(ctx, f)
+		if g, w := reportJSON(t, got, err), reportJSON(t, want, nil); g != w {
+			t.Errorf("%s: report\n got %s (%v)\nwant %s", name, g, err, w)
+		}
+		if err := conformance.Verify(ctx, f); err != nil {
+			t.Errorf("%s: Verify: %v", name, err)
+		}
+	}
+}
+
+// Every mutant is caught over the bridge exactly as in process: the same
+// report (or the same runner error), the same failed cases.
+func TestMutantsOverTheBridge(t *testing.T) {
+	for _, m := range mutants.Catalogue() {
+		t.Run(m.Name, func(t *testing.T) {
+			ctx := context.Background()
+			want, wantErr := conformance.Run(ctx, m.Factory(mutantBase()))
+			for name, f := range map[string]conformance.Factory{
+				"pipe":    Pipe(m.Factory(mutantBase()), Options{}),
+				"process": childFactory("serve-mutant", Options{}, mutantEnv+"="+m.Name),
+			} {
+				got, err := conformance.Run(ctx, f)
+				switch {
+				case m.RunnerErr != nil:
+					if !errors.Is(wantErr, m.RunnerErr) || !errors.Is(err, m.RunnerErr) {
+						t.Errorf("%s: runner error %v, in process %v; want %v", name, err, wantErr, m.RunnerErr)
+					}
+				case err != nil || wantErr != nil:
+					t.Errorf("%s: runner error %v, in process %v", name, err, wantErr)
+				default:
+					if g, w := reportJSON(t, got, err), reportJSON(t, want, wantErr); g != w {
+						t.Errorf("%s: report\n got %s\nwant %s", name, g, w)
+					}
+					if !slices.Equal(failedCases(got), m.RunnerFails) {
+						t.Errorf("%s: failed cases %q, want %q", name, failedCases(got), m.RunnerFails)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The Node.js example adapter, a complete adapter in another language,
+// passes the seven cases through the bridge.
+func TestNodeExampleAdapter(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the Node.js example adapter (examples/node-adapter) is not run")
+	}
+	ctx := context.Background()
+	f := NewFactory(ExecConfig{Path: node, Args: []string{"../examples/node-adapter/adapter.mjs"}, Stderr: os.Stderr})
+	r, err := conformance.Run(ctx, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Assert(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := conformance.Verify(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if r.FactoryName != "node-example-adapter" {
+		t.Errorf("factory name %q, want the one the process gave", r.FactoryName)
+	}
+}

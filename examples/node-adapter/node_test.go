@@ -1,0 +1,20 @@
+package nodeadapter_test
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+
+	"github.com/ds4context/adapterkit/bridge"
+	"github.com/ds4context/adapterkit/spec"
+)
+
+// The Node.js adapter passes the whole Ginkgo suite through the bridge:
+// the seven cases, the extended checks and the property check.
+func TestNodeAdapterPassesTheSuite(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the Node.js example adapter is not run")
+	}
+	spec.Run(t, bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs"}, Stderr: os.Stderr}))
+}
