@@ -183,11 +183,15 @@ func checkProjection(ctx context.Context, factory conformance.Factory, n int) ch
 	t0 := time.Now()
 	res := checkResult{ID: "projection", Kind: kindExtended, Passed: true,
 		Note: fmt.Sprintf("%d generated histories", n)}
+	if n == 1 {
+		res.Note = "1 generated history"
+	}
 	fail := func(seed int, rule, expected, actual string) checkResult {
 		res.Passed = false
 		res.Code = "projection-assertion-failed"
+		res.Note = fmt.Sprintf("history seed %d", seed)
 		res.Failure = &conformance.Failure{Case: res.ID, Code: res.Code,
-			Rule: fmt.Sprintf("%s (history seed %d)", rule, seed), Expected: expected, Actual: conformance.Redact(actual)}
+			Rule: rule, Expected: expected, Actual: conformance.Redact(actual)}
 		res.Duration = time.Since(t0)
 		return res
 	}
@@ -244,6 +248,9 @@ func printTable(w io.Writer, o *outcome) {
 			passed++
 		} else {
 			result, detail = "FAIL", c.Code
+			if c.Note != "" {
+				detail += " (" + c.Note + ")"
+			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-6s  %s", width, c.ID, result, detail), " "))
 		if f := c.Failure; f != nil {

@@ -70,6 +70,9 @@ func junitXML(o *outcome) []byte {
 			if f := c.Failure; f != nil {
 				jc.Failure.Text = fmt.Sprintf("rule:     %s\nexpected: %s\nactual:   %s\n", f.Rule, f.Expected, f.Actual)
 			}
+			if c.Note != "" {
+				jc.Failure.Text += "note:     " + c.Note + "\n"
+			}
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}

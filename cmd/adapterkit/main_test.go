@@ -165,6 +165,9 @@ func TestConformCatchesMutants(t *testing.T) {
 			if !slices.Equal(failed, tc.failed) {
 				t.Errorf("failed rows %q, want %q\n%s", failed, tc.failed, out)
 			}
+			if tc.failed[0] == "projection" && !strings.Contains(out, "(history seed ") {
+				t.Errorf("the projection failure does not name its history's seed:\n%s", out)
+			}
 			if !strings.Contains(out, tc.code) || !strings.Contains(out, "rule:") || !strings.Contains(out, "expected:") {
 				t.Errorf("no explanation with %s:\n%s", tc.code, out)
 			}
