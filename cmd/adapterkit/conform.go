@@ -34,6 +34,7 @@ type checkResult struct {
 	ID       string
 	Kind     string
 	Passed   bool
+	Skipped  bool
 	Code     string
 	Note     string
 	Failure  *conformance.Failure
@@ -66,6 +67,7 @@ type conformFlags struct {
 	exec, name, report, junit string
 	timeout                   time.Duration
 	histories                 int
+	extended                  bool
 }
 
 func conform(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -77,6 +79,7 @@ func conform(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.DurationVar(&f.timeout, "timeout", bridge.DefaultCallTimeout, "bound on each call to an adapter process (a completion includes its transport call)")
 	fs.StringVar(&f.report, "report", "", "write the conformance report (runtime-adapter-conformance-v1 JSON) to `file`")
 	fs.StringVar(&f.junit, "junit", "", "write JUnit XML results to `file`")
+	fs.BoolVar(&f.extended, "extended", true, "run the extended checks of the Ginkgo suite (negotiation, diagnostics privacy, closed adapter, bounded diagnostics, concurrency, embedding port)")
 	fs.IntVar(&f.histories, "histories", defaultHistories, "generated canonical histories the projection check hands the adapter (0 skips it)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: adapterkit conform [flags] [--exec \"CMD ARGS\" | -- CMD ARGS...]\n\nflags:\n")
@@ -93,7 +96,7 @@ func conform(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "adapterkit conform:", err)
 		return exitBroken
 	}
-	out, err := runConform(ctx, factory, target, f.histories)
+	out, err := runConform(ctx, factory, target, f.extended, f.histories)
 	if err != nil {
 		fmt.Fprintf(stderr, "adapterkit conform: %s: %v\n", target, err)
 		return exitBroken
@@ -147,7 +150,7 @@ func pickFactory(f conformFlags, rest []string, stderr io.Writer) (conformance.F
 
 // runConform runs the seven cases on one instance, then the extended
 // checks. It returns an error only when no instance could be created.
-func runConform(ctx context.Context, factory conformance.Factory, target string, histories int) (*outcome, error) {
+func runConform(ctx context.Context, factory conformance.Factory, target string, extended bool, histories int) (*outcome, error) {
 	start := time.Now()
 	out := &outcome{Target: target}
 	s, err := conformance.Start(ctx, factory)
@@ -169,6 +172,9 @@ func runConform(ctx context.Context, factory conformance.Factory, target string,
 		out.Report = &rep
 	}
 	out.Factory = conformance.Redact(factory.Name())
+	if extended {
+		out.Checks = append(out.Checks, runExtended(factory)...)
+	}
 	if histories > 0 {
 		out.Checks = append(out.Checks, checkProjection(ctx, factory, histories))
 	}
@@ -244,6 +250,9 @@ func printTable(w io.Writer, o *outcome) {
 			extended++
 		}
 		result, detail := "pass", c.Note
+		if c.Skipped {
+			result = "skip"
+		}
 		if c.Passed {
 			passed++
 		} else {
@@ -265,6 +274,16 @@ func printTable(w io.Writer, o *outcome) {
 	if !o.passed() {
 		verdict = "FAIL"
 	}
-	fmt.Fprintf(w, "%s  %d of %d checks passed (%d contract cases, %d extended) in %s\n",
-		verdict, passed, len(o.Checks), cases, extended, o.Duration.Round(time.Millisecond))
+	skipped := 0
+	for _, c := range o.Checks {
+		if c.Skipped {
+			skipped++
+		}
+	}
+	summary := fmt.Sprintf("%d of %d checks passed", passed-skipped, len(o.Checks)-skipped)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
+	fmt.Fprintf(w, "%s  %s (%d contract cases, %d extended) in %s\n",
+		verdict, summary, cases, extended, o.Duration.Round(time.Millisecond))
 }

@@ -15,6 +15,7 @@ type junitSuites struct {
 	Tests    int          `xml:"tests,attr"`
 	Failures int          `xml:"failures,attr"`
 	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
 	Time     string       `xml:"time,attr"`
 	Suites   []junitSuite `xml:"testsuite"`
 }
@@ -24,6 +25,7 @@ type junitSuite struct {
 	Tests      int             `xml:"tests,attr"`
 	Failures   int             `xml:"failures,attr"`
 	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
 	Time       string          `xml:"time,attr"`
 	Properties []junitProperty `xml:"properties>property"`
 	Cases      []junitCase     `xml:"testcase"`
@@ -40,6 +42,11 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Skipped   *junitSkipped `xml:"skipped"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -64,6 +71,10 @@ func junitXML(o *outcome) []byte {
 	}
 	for _, c := range o.Checks {
 		jc := junitCase{Name: c.ID, Classname: c.Kind, Time: seconds(c.Duration)}
+		if c.Skipped {
+			suite.Skipped++
+			jc.Skipped = &junitSkipped{Message: c.Note}
+		}
 		if !c.Passed {
 			suite.Failures++
 			jc.Failure = &junitFailure{Message: c.Code, Type: c.Code}
@@ -81,7 +92,7 @@ func junitXML(o *outcome) []byte {
 		suite.Errors++
 		suite.SystemErr += p + "\n"
 	}
-	doc := junitSuites{Name: "adapterkit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+	doc := junitSuites{Name: "adapterkit", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Skipped: suite.Skipped,
 		Time: suite.Time, Suites: []junitSuite{suite}}
 	b, _ := xml.MarshalIndent(doc, "", "  ")
 	return append([]byte(xml.Header), append(b, '\n')...)

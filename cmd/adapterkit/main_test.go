@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,27 +21,18 @@ import (
 	"github.com/ds4context/adapterkit/reference"
 )
 
-// Environment variables that make the test binary act as an adapter
-// process: the command itself, or the reference adapter wrapped by a mutant.
-const (
-	asCommandEnv = "ADAPTERKIT_TEST_AS_COMMAND"
-	asMutantEnv  = "ADAPTERKIT_TEST_AS_MUTANT"
-)
+// asCommandEnv makes the test binary act as the command: with arguments
+// "serve-mutant NAME" it serves the reference adapter wrapped by a mutant,
+// otherwise it runs the command with its arguments. The tests run the
+// command in a child process because Ginkgo runs its suite once per process.
+const asCommandEnv = "ADAPTERKIT_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCommandEnv) != "" {
-		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	}
-	if name := os.Getenv(asMutantEnv); name != "" {
-		for _, mu := range mutants.Catalogue() {
-			if mu.Name == name {
-				if err := bridge.Serve(context.Background(), mu.Factory(reference.NewConformanceFactory()), os.Stdin, os.Stdout); err != nil {
-					os.Exit(2)
-				}
-				os.Exit(0)
-			}
+		if len(os.Args) == 3 && os.Args[1] == "serve-mutant" {
+			os.Exit(serveMutant(os.Args[2]))
 		}
-		os.Exit(3)
+		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// Children inherit this: a race-enabled child would otherwise sleep a
 	// second at exit.
@@ -46,7 +40,37 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+func serveMutant(name string) int {
+	for _, mu := range mutants.Catalogue() {
+		if mu.Name == name {
+			if err := bridge.Serve(context.Background(), mu.Factory(reference.NewConformanceFactory()), os.Stdin, os.Stdout); err != nil {
+				return exitBroken
+			}
+			return exitPass
+		}
+	}
+	return exitBroken
+}
+
+// runCLI runs the command with args in a child process and returns its exit
+// status, stdout and stderr.
 func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errOut.String()
+}
+
+// runInProcess runs the command in this process, for runs that never reach
+// the Ginkgo suite.
+func runInProcess(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
@@ -60,12 +84,12 @@ func TestConformReference(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for _, id := range append(conformance.CaseIDs(), "projection") {
+	for _, id := range append(conformance.CaseIDs(), "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port", "projection") {
 		if !strings.Contains(out, "\n"+id+" ") {
 			t.Errorf("the table has no row for %s:\n%s", id, out)
 		}
 	}
-	if !strings.Contains(out, "PASS  8 of 8 checks passed") {
+	if !strings.Contains(out, "PASS  13 of 13 checks passed, 1 skipped") || !strings.Contains(out, "embedding-port       skip") {
 		t.Errorf("no verdict line:\n%s", out)
 	}
 	want, err := conformance.Run(context.Background(), reference.NewConformanceFactory())
@@ -91,8 +115,8 @@ func TestConformReference(t *testing.T) {
 	if err := xml.Unmarshal(x, &suites); err != nil {
 		t.Fatalf("JUnit XML does not parse: %v", err)
 	}
-	if suites.Tests != 8 || suites.Failures != 0 || len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != 8 {
-		t.Errorf("JUnit: %d tests, %d failures, %d suites", suites.Tests, suites.Failures, len(suites.Suites))
+	if suites.Tests != 14 || suites.Failures != 0 || suites.Skipped != 1 || len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != 14 {
+		t.Errorf("JUnit: %d tests, %d failures, %d skipped, %d suites", suites.Tests, suites.Failures, suites.Skipped, len(suites.Suites))
 	}
 }
 
@@ -108,7 +132,7 @@ func mustJSON(t *testing.T, v any) string {
 // The reference adapter served by the command itself over the bridge gets
 // the report it gets in process.
 func TestConformExecServeReference(t *testing.T) {
-	t.Setenv(asCommandEnv, "1")
+	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
 	dir := t.TempDir()
 	inProcess, overBridge := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
 	if code, out, errOut := runCLI(t, "conform", "--report", inProcess); code != exitPass {
@@ -127,32 +151,36 @@ func TestConformExecServeReference(t *testing.T) {
 		t.Errorf("reports differ:\n%s\n%s", a, b)
 	}
 	// The command may follow --, unquoted.
-	if code, out, errOut := runCLI(t, "conform", "--histories", "0", "--", os.Args[0], "serve-reference"); code != exitPass || !strings.Contains(out, "7 of 7") {
+	if code, out, errOut := runInProcess(t, "conform", "--extended=false", "--histories", "0", "--", os.Args[0], "serve-reference"); code != exitPass || !strings.Contains(out, "7 of 7") {
 		t.Fatalf("after --: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// A broken adapter process fails with exit status 1 and an explanation that
+// A broken adapter process (this binary serving a mutant; the adapter
+// command inherits the child's environment) fails with exit status 1 and an explanation that
 // names the case, its code and the rule — and never a probe.
 func TestConformCatchesMutants(t *testing.T) {
 	for _, tc := range []struct {
-		mutant string
-		failed []string
-		code   string
+		mutant   string
+		extended bool
+		failed   []string
+		code     string
 	}{
-		{"forwards-unsanitised-payload", []string{conformance.CasePrivacy}, "privacy-assertion-failed"},
-		{"panics-in-identity", []string{conformance.CaseIdentity}, "identity-threw"},
-		{"splits-parallel-batch", []string{"projection"}, "projection-assertion-failed"},
+		{"forwards-unsanitised-payload", false, []string{conformance.CasePrivacy}, "privacy-assertion-failed"},
+		{"panics-in-identity", false, []string{conformance.CaseIdentity}, "identity-threw"},
+		{"splits-parallel-batch", false, []string{"projection"}, "projection-assertion-failed"},
+		{"leaks-probe-into-diagnostic", true, []string{"diagnostics-privacy"}, "diagnostics-privacy-assertion-failed"},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
+			t.Parallel()
 			if !slices.ContainsFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == tc.mutant }) {
 				t.Fatalf("no mutant %s", tc.mutant)
 			}
-			t.Setenv(asMutantEnv, tc.mutant)
 			junitFile := filepath.Join(t.TempDir(), "junit.xml")
-			code, out, errOut := runCLI(t, "conform", "--junit", junitFile, "--exec", shellQuote(os.Args[0]))
+			code, out, errOut := runCLI(t, "conform", "--extended="+strconv.FormatBool(tc.extended), "--junit", junitFile,
+				"--exec", shellQuote(os.Args[0])+" serve-mutant "+tc.mutant)
 			if code != exitFail {
 				t.Fatalf("exit %d, want %d\n%s%s", code, exitFail, out, errOut)
 			}
@@ -191,11 +219,11 @@ func TestUsageErrors(t *testing.T) {
 		{"conform", "--exec", "x", "--", "y"},
 		{"conform", "--exec", filepath.Join(os.TempDir(), "no-such-adapter-command")},
 	} {
-		if code, _, errOut := runCLI(t, args...); code != exitBroken || errOut == "" {
+		if code, _, errOut := runInProcess(t, args...); code != exitBroken || errOut == "" {
 			t.Errorf("%q: exit %d with stderr %q, want %d and a message", args, code, errOut, exitBroken)
 		}
 	}
-	if code, out, _ := runCLI(t, "help"); code != exitPass || !strings.Contains(out, "serve-reference") {
+	if code, out, _ := runInProcess(t, "help"); code != exitPass || !strings.Contains(out, "serve-reference") {
 		t.Errorf("help: exit %d\n%s", code, out)
 	}
 }
