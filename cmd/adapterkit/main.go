@@ -7,8 +7,10 @@
 //	adapterkit serve-reference
 //
 // conform runs the seven contract cases on one instance, as
-// conformance.Run does, then checks that generated canonical histories are
-// projected faithfully, and prints a table of results. Without a command it
+// conformance.Run does, then the extended checks of the Ginkgo suite in
+// package spec, then checks that generated canonical histories are
+// projected faithfully, and prints a table of results (and, on request, the
+// conformance report as JSON and JUnit XML). Without a command it
 // runs against the bundled reference adapter in process; with one, it starts
 // the command as an adapter process speaking runtime-adapter-bridge-v1 (see
 // docs/bridge.md). The exit status is 0 when everything passed, 1 when a
