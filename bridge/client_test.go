@@ -9,6 +9,9 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
 // scripted is the server end of a client under test, driven line by line.
@@ -133,5 +136,30 @@ func TestClientReportsAMalformedResult(t *testing.T) {
 	_, err := c.Hello(context.Background())
 	if !errors.Is(err, ErrProtocol) || errors.Is(err, ErrUnavailable) {
 		t.Fatalf("a result of the wrong shape: %v, want ErrProtocol for that call only", err)
+	}
+}
+
+func TestCompleteAnsweredWithAnErrorFallsBack(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	ctx := context.Background()
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
+		env = s.read()
+		s.write(`{"id":%d,"error":{"code":"adapter-error","message":"no completion today"}}`, env.ID)
+		env = s.read()
+		s.write(`{"id":%d,"result":{"runtimeId":"r","adapterName":"a","adapterVersion":"1","contractVersion":"runtime-adapter-v1"}}`, env.ID)
+	}()
+	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
+	if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || r.Retryable {
+		t.Fatalf("completion answered with an error: %+v, want a non-retryable adapter-closed fallback", r)
+	}
+	if id := inst.Adapter.Identity(); id.AdapterName != "a" {
+		t.Fatalf("the connection did not survive an error answer: %+v", id)
 	}
 }
