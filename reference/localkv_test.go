@@ -791,3 +791,27 @@ func TestLocalKVConcurrentCompletions(t *testing.T) {
 		t.Fatal("the ordinary transport was called")
 	}
 }
+
+// Prepare gets its own copy: scribbling on it changes neither what the port
+// nor what a retry through the transport receives.
+func TestLocalKVPrepareGetsACopy(t *testing.T) {
+	e := newEnv(t)
+	e.create(t)
+	port, tr := newKVPort(), &recorder{}
+	port.replayErr = errors.New("runtime crashed")
+	o := kvOptions(e, port, tr)
+	o.LocalKV.Prepare = func(payload json.RawMessage) (LocalKVPrepared, bool) {
+		p, ok := testPrepare(payload)
+		clear(payload)
+		return p, ok
+	}
+	a := newAdapter(t, o)
+	kvComplete(a, defaultKVPayload())
+	sanitised, _ := a.EnforcePrivacy(context.Background(), contract.PrivacyRequest{Provider: kvProvider, Payload: defaultKVPayload()})
+	if len(port.tries) != 1 || string(port.tries[0].Payload) != string(sanitised.Payload) {
+		t.Fatal("the port did not get the sanitised payload")
+	}
+	if len(tr.reqs) != 1 || string(tr.reqs[0].Payload) != string(sanitised.Payload) {
+		t.Fatal("the retry did not send the sanitised payload")
+	}
+}
