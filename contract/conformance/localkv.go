@@ -38,7 +38,7 @@ type LocalKVPrompt struct {
 
 // localKVPayload is the payload shape of the local KV checks.
 type localKVPayload struct {
-	LocalKV  LocalKVPrompt `json:"localKv"`
+	LocalKV  LocalKVPrompt    `json:"localKv"`
 	Messages []localKVMessage `json:"messages"`
 }
 
