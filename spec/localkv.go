@@ -88,7 +88,7 @@ func startLocalKV(ctx context.Context, cfg *config) *kvSession {
 	res, err := a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: conformance.LocalKVProvider, Payload: conformance.LocalKVPayload(kvPrompt())})
 	if err != nil || res.Destination != contract.DestinationLocal {
 		fail(cfg, "the local KV checks complete with provider "+conformance.LocalKVProvider+", which the adapter's privacy configuration must treat as local",
-			"destination local", fmt.Sprintf("destination %q, error %v", conformance.Redact(string(res.Destination)), err != nil))
+			"destination local", fmt.Sprintf("destination %q (enforcement failed: %t)", conformance.Redact(string(res.Destination)), err != nil))
 	}
 	return &kvSession{cfg: cfg, s: s, a: a, port: port}
 }
