@@ -338,7 +338,7 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 		return contract.Completed(out, res.Summary(), meta)
 	}
 	if failed {
-		a.diags.record(localKVDiagnostic(CodeLocalKVReplayFailed, MessageLocalKVReplayFailed))
+		a.diags.record(localKVDiagnostic(CodeLocalKVReplayFailed))
 	}
 	out, err = a.send(ctx, treq)
 	if err != nil {
@@ -378,7 +378,7 @@ func (a *Adapter) Shutdown(ctx context.Context) error {
 	a.mu.Unlock()
 	if a.kv != nil {
 		if err := a.kv.shutdown(ctx); err != nil {
-			a.diags.record(localKVDiagnostic(CodeLocalKVShutdownFailed, MessageLocalKVShutdownFailed))
+			a.diags.record(localKVDiagnostic(CodeLocalKVShutdownFailed))
 		}
 	}
 	a.diags.add(CodeAdapterClosed)

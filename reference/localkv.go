@@ -23,12 +23,6 @@ const (
 	CodeLocalKVShutdownFailed = "local-kv-shutdown-failed"
 )
 
-// Messages of the local KV diagnostics.
-const (
-	MessageLocalKVReplayFailed   = "Local KV transport failed; completion retried with a full prompt through native transport"
-	MessageLocalKVShutdownFailed = "Runtime KV shutdown failed after adapter closure"
-)
-
 // LocalKVOptions configure the local KV reuse path (capability
 // local-kv-reuse). Configuring them (Options.LocalKV non-nil) declares the
 // capability supported; only Enabled sends completions through the port.
@@ -271,6 +265,9 @@ var (
 	_ localkv.DiagnosticsProvider = (*Adapter)(nil)
 )
 
-func localKVDiagnostic(code, message string) contract.Diagnostic {
-	return contract.Diagnostic{Code: code, Severity: contract.SeverityWarning, Message: message, Capability: contract.CapabilityLocalKVReuse}
+// localKVDiagnostic returns the diagnostic of a local KV code: its message
+// and severity, about capability local-kv-reuse.
+func localKVDiagnostic(code string) contract.Diagnostic {
+	return contract.Diagnostic{Code: code, Severity: diagnosticSeverities[code], Message: diagnosticMessages[code],
+		Capability: contract.CapabilityLocalKVReuse}
 }
