@@ -166,9 +166,3 @@ func cloneReuseRequests(rs []localkv.ReuseRequest) []localkv.ReuseRequest {
 	}
 	return out
 }
-
-// StartLocalKV is Start for the local KV checks: the factory also receives
-// port as Setup.LocalKVPort.
-func StartLocalKV(ctx context.Context, factory Factory, port localkv.RuntimePort) (*Session, error) {
-	return start(ctx, factory, Setup{Fixture: NewFixture(), LocalKVPort: port})
-}
