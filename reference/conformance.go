@@ -2,9 +2,11 @@ package reference
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -12,12 +14,37 @@ import (
 // adapter. Each Create makes a fresh temporary folder holding a project
 // root and a history file written with CreateHistory from the fixture,
 // and an adapter over them with the fixture's runtime id and model and the
-// given transport. The instance's cleanup removes the folder.
-func NewConformanceFactory() conformance.Factory {
-	return conformance.NewFactory(AdapterName, createConformanceInstance)
+// given transport. When the setup carries a local KV port, the adapter is
+// configured with it, enabled, and prepares payloads with
+// conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder.
+func NewConformanceFactory(opts ...FactoryOption) conformance.Factory {
+	var cfg factoryConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	name := AdapterName
+	if cfg.embedding != nil {
+		name += " with embedding port"
+	}
+	return conformance.NewFactory(name, func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		return createConformanceInstance(ctx, setup, cfg)
+	})
 }
 
-func createConformanceInstance(ctx context.Context, setup conformance.Setup) (inst conformance.Instance, err error) {
+// FactoryOption configures NewConformanceFactory.
+type FactoryOption func(*factoryConfig)
+
+type factoryConfig struct {
+	embedding contract.EmbeddingPort
+}
+
+// WithEmbeddingPort gives every adapter the factory creates this embedding
+// port, so the suite's embedding checks run instead of being skipped.
+func WithEmbeddingPort(port contract.EmbeddingPort) FactoryOption {
+	return func(c *factoryConfig) { c.embedding = port }
+}
+
+func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg factoryConfig) (inst conformance.Instance, err error) {
 	dir, err := os.MkdirTemp("", "ds4-reference-conformance-")
 	if err != nil {
 		return inst, err
@@ -42,15 +69,38 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup) (in
 	if err := CreateHistory(ctx, path, h, fx.Messages); err != nil {
 		return inst, err
 	}
-	a, err := New(Options{
-		HistoryPath: path,
-		RuntimeID:   fx.RuntimeID,
-		ProjectRoot: root,
-		Model:       &fx.Model,
-		Transport:   setup.Transport,
-	})
+	opts := Options{
+		HistoryPath:   path,
+		RuntimeID:     fx.RuntimeID,
+		ProjectRoot:   root,
+		Model:         &fx.Model,
+		Transport:     setup.Transport,
+		EmbeddingPort: cfg.embedding,
+	}
+	if setup.LocalKVPort != nil {
+		opts.LocalKV = &LocalKVOptions{
+			Enabled:         true,
+			Port:            setup.LocalKVPort,
+			RuntimeRevision: conformance.LocalKVRuntimeRevision,
+			ModelRevision:   conformance.LocalKVModelRevision,
+			Prepare:         prepareConformancePayload,
+		}
+	}
+	a, err := New(opts)
 	if err != nil {
 		return inst, err
 	}
 	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup}, nil
+}
+
+// prepareConformancePayload reads the payload shape of the local KV
+// conformance checks.
+func prepareConformancePayload(payload json.RawMessage) (LocalKVPrepared, bool) {
+	p, ok := conformance.ReadLocalKVPrompt(payload)
+	if !ok {
+		return LocalKVPrepared{}, false
+	}
+	system, tool := p.Options()
+	return LocalKVPrepared{PromptPrefix: []byte(p.Prefix), SystemOptions: system, ToolOptions: tool,
+		PrefixTokenCount: p.PrefixTokens, ContextTokenCount: p.ContextTokens}, true
 }
