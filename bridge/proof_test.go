@@ -23,7 +23,7 @@ const mutantEnv = "BRIDGE_TEST_MUTANT"
 func mutantBase() conformance.Factory { return memadapter.ConformanceFactory(false) }
 
 func init() {
-	childServers["serve-reference"] = reference.NewConformanceFactory
+	childServers["serve-reference"] = func() conformance.Factory { return reference.NewConformanceFactory() }
 	childServers["serve-mutant"] = func() conformance.Factory {
 		for _, m := range mutants.Catalogue() {
 			if m.Name == os.Getenv(mutantEnv) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,12 +85,18 @@ func TestConformReference(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for _, id := range append(conformance.CaseIDs(), "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port", "projection") {
-		if !strings.Contains(out, "\n"+id+" ") {
-			t.Errorf("the table has no row for %s:\n%s", id, out)
+	rows := 0
+	for _, id := range append(conformance.CaseIDs(), "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port", "local-kv-hit", "projection") {
+		if !regexp.MustCompile(`\n` + id + ` +(pass|skip)`).MatchString(out) {
+			t.Errorf("the table has no passing row for %s:\n%s", id, out)
 		}
 	}
-	if !strings.Contains(out, "PASS  13 of 13 checks passed, 1 skipped") || !strings.Contains(out, "embedding-port       skip") {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && (f[1] == "pass" || f[1] == "skip") {
+			rows++
+		}
+	}
+	if !regexp.MustCompile(`\nPASS  \d+ of \d+ checks passed, 1 skipped`).MatchString(out) {
 		t.Errorf("no verdict line:\n%s", out)
 	}
 	want, err := conformance.Run(context.Background(), reference.NewConformanceFactory())
@@ -115,7 +122,7 @@ func TestConformReference(t *testing.T) {
 	if err := xml.Unmarshal(x, &suites); err != nil {
 		t.Fatalf("JUnit XML does not parse: %v", err)
 	}
-	if suites.Tests != 14 || suites.Failures != 0 || suites.Skipped != 1 || len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != 14 {
+	if suites.Tests != rows || suites.Failures != 0 || suites.Skipped != 1 || len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != rows {
 		t.Errorf("JUnit: %d tests, %d failures, %d skipped, %d suites", suites.Tests, suites.Failures, suites.Skipped, len(suites.Suites))
 	}
 }

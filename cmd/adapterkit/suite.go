@@ -42,15 +42,18 @@ func runExtended(factory conformance.Factory) []checkResult {
 	// The table is the report; Ginkgo's own reporter stays quiet.
 	formatter.ColorableStdOut = io.Discard
 	ginkgo.RunSpecs(silentT{}, spec.SuiteTitle+" extended checks", suiteConfig, reporterConfig)
-	// Ginkgo may shuffle; the table lists the checks in the suite's order.
+	// Ginkgo shuffles; the table lists the checks in the suite's order, and
+	// checks this command does not know yet after them, by name.
 	slices.SortStableFunc(rows, func(a, b checkResult) int {
-		return cmp.Compare(orderOf(a.ID), orderOf(b.ID))
+		return cmp.Or(cmp.Compare(orderOf(a.ID), orderOf(b.ID)), cmp.Compare(a.ID, b.ID))
 	})
 	return rows
 }
 
 // extendedOrder is the order the suite defines its extended checks in.
-var extendedOrder = []string{"negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port"}
+var extendedOrder = []string{"negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port",
+	spec.LabelLocalKVHit, spec.LabelLocalKVChangedPrefix, spec.LabelLocalKVNonHit, spec.LabelLocalKVReplayFailure,
+	spec.LabelLocalKVRemote, spec.LabelLocalKVMetadataOnly}
 
 func orderOf(id string) int {
 	if i := slices.Index(extendedOrder, id); i >= 0 {
