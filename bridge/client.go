@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // Client is the harness end of one connection to an adapter server. It
@@ -22,10 +23,10 @@ type Client struct {
 	timeout time.Duration
 	closer  func() error
 
-	mu         sync.Mutex
-	transports map[string]contract.Transport
-	factory    string
-	closed     bool
+	mu        sync.Mutex
+	instances map[string]harnessSide
+	factory   string
+	closed    bool
 }
 
 // NewClient starts a client reading responses from r and writing requests to
@@ -51,36 +52,79 @@ func NewClient(r io.Reader, w io.WriteCloser, opts Options) *Client {
 // newClient starts a client; onBreak runs when the connection breaks, close
 // when the client is closed.
 func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), closer func() error) *Client {
-	c := &Client{timeout: opts.callTimeout(), closer: closer, transports: make(map[string]contract.Transport)}
+	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
 	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
 	go c.p.readLoop()
 	return c
 }
 
-// handle answers the server's requests: transport callbacks.
+// harnessSide is what the harness keeps for one instance: the boundaries
+// the adapter process calls back.
+type harnessSide struct {
+	transport contract.Transport
+	port      localkv.RuntimePort
+}
+
+// handle answers the server's requests: transport and local KV callbacks.
 func (c *Client) handle(ctx context.Context, method string, params json.RawMessage) (any, *WireError) {
-	if method != MethodTransport {
-		return nil, &WireError{Code: CodeUnknownMethod, Message: "the harness answers transport only"}
+	var p kvParams // transport params have the same instance member
+	switch method {
+	case MethodTransport, MethodLocalKVTryReuse, MethodLocalKVFullReplay, MethodLocalKVShutdown:
+	default:
+		return nil, &WireError{Code: CodeUnknownMethod, Message: "the harness answers transport and local KV callbacks only"}
 	}
-	var p transportParams
-	if err := unmarshalParams(params, &p); err != nil {
-		return nil, &WireError{Code: CodeInvalidParams, Message: "transport params do not have the protocol's shape"}
+	var tp transportParams
+	var err error
+	if method == MethodTransport {
+		err = unmarshalParams(params, &tp)
+		p.Instance = tp.Instance
+	} else {
+		err = unmarshalParams(params, &p)
+	}
+	if err != nil {
+		return nil, &WireError{Code: CodeInvalidParams, Message: method + " params do not have the protocol's shape"}
 	}
 	c.mu.Lock()
-	t := c.transports[p.Instance]
+	side, ok := c.instances[p.Instance]
 	c.mu.Unlock()
-	if t == nil {
+	if !ok {
 		return nil, &WireError{Code: CodeUnknownInstance, Message: "no live instance has this id"}
 	}
-	out, err := t.Send(ctx, p.Request)
-	if err != nil {
-		return nil, &WireError{Code: CodeTransportFailed, Message: "completion transport failed"}
+	if method == MethodTransport {
+		out, err := side.transport.Send(ctx, tp.Request)
+		if err != nil {
+			return nil, &WireError{Code: CodeTransportFailed, Message: "completion transport failed"}
+		}
+		if out == nil {
+			out = []byte("null")
+		}
+		return transportResult{Output: out}, nil
 	}
-	if out == nil {
-		out = []byte("null")
+	if side.port == nil {
+		return nil, &WireError{Code: CodeLocalKVPortFailed, Message: "the harness has no local KV port for this instance"}
 	}
-	return transportResult{Output: out}, nil
+	portFailed := &WireError{Code: CodeLocalKVPortFailed, Message: "local KV runtime port failed"}
+	switch method {
+	case MethodLocalKVTryReuse:
+		a, err := side.port.TryReuse(ctx, p.Request)
+		if err != nil {
+			return nil, portFailed
+		}
+		return a, nil
+	case MethodLocalKVFullReplay:
+		a, err := side.port.FullReplay(ctx, p.Request)
+		if err != nil {
+			return nil, portFailed
+		}
+		return a, nil
+	}
+	if sp, ok := side.port.(localkv.ShutdownPort); ok {
+		if err := sp.Shutdown(ctx); err != nil {
+			return nil, portFailed
+		}
+	}
+	return nil, nil
 }
 
 // Hello negotiates the protocol version and returns the name the server's
@@ -108,25 +152,28 @@ func (c *Client) FactoryName() string {
 }
 
 // Create asks the server for a new instance holding setup.Fixture; the
-// instance's transport callbacks go to setup.Transport. The instance's
+// instance's transport callbacks go to setup.Transport, and its local KV
+// callbacks to setup.LocalKVPort (when set, the server's factory is given a
+// port that calls back). The instance's
 // Cleanup asks the server to release the instance; it does not close the
 // client.
 func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 	var res createResult
-	if err := c.p.call(ctx, c.timeout, MethodCreate, createParams{Fixture: setup.Fixture}, &res); err != nil {
+	params := createParams{Fixture: setup.Fixture, LocalKVPort: setup.LocalKVPort != nil}
+	if err := c.p.call(ctx, c.timeout, MethodCreate, params, &res); err != nil {
 		return conformance.Instance{}, err
 	}
 	if res.Instance == "" {
 		return conformance.Instance{}, fmt.Errorf("bridge: create: %w: the result names no instance", ErrProtocol)
 	}
 	c.mu.Lock()
-	c.transports[res.Instance] = setup.Transport
+	c.instances[res.Instance] = harnessSide{transport: setup.Transport, port: setup.LocalKVPort}
 	c.mu.Unlock()
 	a := &remoteAdapter{c: c, id: res.Instance}
 	cleanup := func(ctx context.Context) error {
 		defer func() {
 			c.mu.Lock()
-			delete(c.transports, res.Instance)
+			delete(c.instances, res.Instance)
 			c.mu.Unlock()
 		}()
 		return c.p.call(ctx, c.timeout, MethodCleanup, instanceParams{Instance: res.Instance}, nil)

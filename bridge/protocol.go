@@ -5,13 +5,15 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // ProtocolVersion names the protocol this package speaks.
 const ProtocolVersion = "runtime-adapter-bridge-v1"
 
 // The methods of the protocol. The harness sends every method except
-// MethodTransport, which the adapter process sends to the harness.
+// MethodTransport and the three MethodLocalKV… callbacks, which the adapter
+// process sends to the harness.
 const (
 	MethodHello                  = "hello"
 	MethodCreate                 = "create"
@@ -28,6 +30,9 @@ const (
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
+	MethodLocalKVTryReuse        = "localKvTryReuse"
+	MethodLocalKVFullReplay      = "localKvFullReplay"
+	MethodLocalKVShutdown        = "localKvShutdown"
 )
 
 // The error codes a response may carry. An error response never carries
@@ -60,6 +65,9 @@ const (
 	// CodeTransportFailed answers a transport callback whose transport
 	// returned an error.
 	CodeTransportFailed = "transport-failed"
+	// CodeLocalKVPortFailed answers a local KV callback whose runtime port
+	// returned an error.
+	CodeLocalKVPortFailed = "local-kv-port-failed"
 	// CodeResponseTooLarge answers a request whose response would exceed the
 	// line bound.
 	CodeResponseTooLarge = "response-too-large"
@@ -90,8 +98,12 @@ type helloResult struct {
 	Factory  string `json:"factory"`
 }
 
+// createParams is the params of create. LocalKVPort says the harness has a
+// local KV runtime port for the instance, reachable through the
+// localKv… callbacks.
 type createParams struct {
-	Fixture conformance.Fixture `json:"fixture"`
+	Fixture     conformance.Fixture `json:"fixture"`
+	LocalKVPort bool                `json:"localKvPort,omitempty"`
 }
 
 type createResult struct {
@@ -126,4 +138,9 @@ type transportParams struct {
 
 type transportResult struct {
 	Output json.RawMessage `json:"output"`
+}
+
+type kvParams struct {
+	Instance string               `json:"instance"`
+	Request  localkv.ReuseRequest `json:"request"`
 }

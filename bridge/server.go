@@ -13,6 +13,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // Server exposes a conformance.Factory over the protocol: each create makes
@@ -238,8 +239,11 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.next++
 	id := "instance-" + strconv.FormatUint(st.next, 10)
 	st.mu.Unlock()
-	t := &remoteTransport{p: st.p, instance: id, timeout: st.srv.TransportTimeout}
-	inst, err := st.srv.Factory.Create(ctx, conformance.Setup{Fixture: p.Fixture, Transport: t})
+	setup := conformance.Setup{Fixture: p.Fixture, Transport: &remoteTransport{p: st.p, instance: id, timeout: st.srv.TransportTimeout}}
+	if p.LocalKVPort {
+		setup.LocalKVPort = &remoteKVPort{p: st.p, instance: id, timeout: st.srv.TransportTimeout}
+	}
+	inst, err := st.srv.Factory.Create(ctx, setup)
 	if err != nil || inst.Adapter == nil {
 		if inst.Cleanup != nil {
 			_ = protect(func() error { return inst.Cleanup(ctx) })
@@ -291,4 +295,33 @@ func (t *remoteTransport) Send(ctx context.Context, req contract.TransportReques
 		return nil, err
 	}
 	return res.Output, nil
+}
+
+// remoteKVPort is the local KV runtime port a served instance gets when the
+// harness has one: each call is a localKv… callback to the harness.
+type remoteKVPort struct {
+	p        *peer
+	instance string
+	timeout  time.Duration
+}
+
+var (
+	_ localkv.RuntimePort  = (*remoteKVPort)(nil)
+	_ localkv.ShutdownPort = (*remoteKVPort)(nil)
+)
+
+func (k *remoteKVPort) TryReuse(ctx context.Context, req localkv.ReuseRequest) (localkv.ReuseAnswer, error) {
+	var a localkv.ReuseAnswer
+	err := k.p.call(ctx, k.timeout, MethodLocalKVTryReuse, kvParams{Instance: k.instance, Request: req}, &a)
+	return a, err
+}
+
+func (k *remoteKVPort) FullReplay(ctx context.Context, req localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
+	var a localkv.ReplayAnswer
+	err := k.p.call(ctx, k.timeout, MethodLocalKVFullReplay, kvParams{Instance: k.instance, Request: req}, &a)
+	return a, err
+}
+
+func (k *remoteKVPort) Shutdown(ctx context.Context) error {
+	return k.p.call(ctx, k.timeout, MethodLocalKVShutdown, instanceParams{Instance: k.instance}, nil)
 }

@@ -152,6 +152,9 @@ func TestConformExecServeReference(t *testing.T) {
 	if !strings.Contains(out, "conformance of process ") {
 		t.Errorf("the table does not say it ran a process:\n%s", out)
 	}
+	if !regexp.MustCompile(`\nlocal-kv-hit +pass\n`).MatchString(out) {
+		t.Errorf("the local KV checks did not run over the bridge (the port crosses it):\n%s", out)
+	}
 	a, _ := os.ReadFile(inProcess)
 	b, _ := os.ReadFile(overBridge)
 	if !bytes.Equal(a, b) || len(a) == 0 {
