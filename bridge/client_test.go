@@ -12,6 +12,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // scripted is the server end of a client under test, driven line by line.
@@ -161,5 +162,66 @@ func TestCompleteAnsweredWithAnErrorFallsBack(t *testing.T) {
 	}
 	if id := inst.Adapter.Identity(); id.AdapterName != "a" {
 		t.Fatalf("the connection did not survive an error answer: %+v", id)
+	}
+}
+
+// kvPort answers every reuse with a miss and every replay with a fixed
+// output; it fails when failing is set, and counts shutdowns.
+type kvPort struct {
+	failing   bool
+	shutdowns int
+}
+
+func (k *kvPort) TryReuse(context.Context, localkv.ReuseRequest) (localkv.ReuseAnswer, error) {
+	if k.failing {
+		return localkv.ReuseAnswer{}, errors.New("port fails")
+	}
+	return localkv.ReuseAnswer{Status: localkv.ReuseMiss}, nil
+}
+
+func (k *kvPort) FullReplay(context.Context, localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
+	return localkv.ReplayAnswer{Output: json.RawMessage(`"replayed"`), PrefillTokens: 3}, nil
+}
+
+func (k *kvPort) Shutdown(context.Context) error {
+	k.shutdowns++
+	return nil
+}
+
+func TestClientAnswersLocalKVCallbacks(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	ctx := context.Background()
+	port := &kvPort{}
+	go func() {
+		env := s.read()
+		var p createParams
+		if json.Unmarshal(env.Params, &p) != nil || !p.LocalKVPort {
+			s.write(`{"id":%d,"error":{"code":"invalid-params","message":"create did not announce the port"}}`, env.ID)
+			return
+		}
+		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
+	}()
+	if _, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}, LocalKVPort: port}); err != nil {
+		t.Fatal(err)
+	}
+	req := `{"instance":"i","request":{"key":{"version":"local-kv-eligibility-v1","fingerprint":"f"},"provider":"ollama","model":"m","payload":{},"prefixTokenCount":1,"contextTokenCount":2}}`
+	for _, tc := range []struct{ method, want string }{
+		{MethodLocalKVTryReuse, `{"status":"miss"}`},
+		{MethodLocalKVFullReplay, `{"output":"replayed","prefillTokens":3,"prefillLatencyMs":0}`},
+	} {
+		s.write(`{"id":1,"method":%q,"params":%s}`, tc.method, req)
+		if env := s.read(); env.Error != nil || string(env.Result) != tc.want {
+			t.Errorf("%s answered %s %+v, want %s", tc.method, env.Result, env.Error, tc.want)
+		}
+	}
+	port.failing = true
+	s.write(`{"id":2,"method":"localKvTryReuse","params":%s}`, req)
+	if env := s.read(); env.Error == nil || env.Error.Code != CodeLocalKVPortFailed {
+		t.Errorf("a failing port answered %+v", env)
+	}
+	s.write(`{"id":3,"method":"localKvShutdown","params":{"instance":"i"}}`)
+	if env := s.read(); env.Error != nil || port.shutdowns != 1 {
+		t.Errorf("shutdown answered %+v after %d shutdowns", env.Error, port.shutdowns)
 	}
 }
