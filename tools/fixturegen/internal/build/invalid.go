@@ -1,0 +1,3 @@
+package build
+
+func invalidFiles() ([]File, error) { return nil, nil }
