@@ -105,10 +105,12 @@ func corruptions() []corruption {
 			edit: replaced(0, `"runtimeId":"`+fixtures.HistoryRuntimeID+`"`, `"runtimeId":"other-runtime"`)},
 		{name: "duplicate-message-id", description: "The last message appended twice.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
 			codes: []string{contract.CodeHistoryMessageIDDuplicate},
-			edit: func(lines [][]byte) ([]byte, error) { return join(append(append([][]byte(nil), lines...), lines[len(lines)-1])), nil }},
+			edit: func(lines [][]byte) ([]byte, error) {
+				return join(append(append([][]byte(nil), lines...), lines[len(lines)-1])), nil
+			}},
 		{name: "provenance-mismatch", description: "A message whose provenance names another session.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
 			codes: []string{contract.CodeHistoryProvenanceInvalid},
-			edit: replaced(6, `"sessionId":"fixture-session"`, `"sessionId":"other-session"`)},
+			edit:  replaced(6, `"sessionId":"fixture-session"`, `"sessionId":"other-session"`)},
 		{name: "broken-tool-group", description: "The message holding two tool calls removed: their results are orphaned.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
 			codes: []string{contract.CodeToolResultOrphaned},
 			edit: func(lines [][]byte) ([]byte, error) {
@@ -118,7 +120,9 @@ func corruptions() []corruption {
 				return join(append(append([][]byte(nil), lines[:3]...), lines[4:]...)), nil
 			}},
 		{name: "crlf-line-endings", description: "Every line ends in CR LF; the CR is JSON whitespace, so the file is valid.", outcome: fixtures.OutcomeValid,
-			edit: func(lines [][]byte) ([]byte, error) { return bytes.ReplaceAll(join(lines), []byte("\n"), []byte("\r\n")), nil }},
+			edit: func(lines [][]byte) ([]byte, error) {
+				return bytes.ReplaceAll(join(lines), []byte("\n"), []byte("\r\n")), nil
+			}},
 		{name: "header-only", description: "A header and no messages: a valid empty history.", outcome: fixtures.OutcomeValid,
 			edit: func(lines [][]byte) ([]byte, error) { return join(lines[:1]), nil }},
 	}
