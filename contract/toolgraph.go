@@ -2,6 +2,7 @@ package contract
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func newToolGraph(messages []Message) *toolGraph {
 	hint := len(messages)/2 + 1
 	g := &toolGraph{
 		messages:    messages,
-		idOf:        make(map[string]int32, hint/2),
+		idOf:        make(map[string]int32, hint),
 		ids:         make([]string, 0, hint/2),
 		callCount:   make([]int32, 0, hint/2),
 		resultCount: make([]int32, 0, hint/2),
@@ -188,25 +189,59 @@ func (g *toolGraph) connect() {
 			}
 		}
 	}
-	// Group order: first message id, bytewise; ties keep history order.
+	g.order = groupOrder(g)
+}
+
+// groupOrder sorts the components by their first message id, bytewise, ties
+// in history order. Ids usually share a long prefix ("session:entry-…"), so
+// each key carries the next eight bytes after the prefix common to all ids
+// as an integer: most comparisons are then one integer comparison.
+func groupOrder(g *toolGraph) []int32 {
 	type key struct {
+		next  uint64
 		first string
 		comp  int32
 	}
 	keys := make([]key, len(g.comps))
+	lcp := -1
 	for ci := range g.comps {
-		keys[ci] = key{g.messages[g.members[g.comps[ci].memStart]].ID, int32(ci)}
+		id := g.messages[g.members[g.comps[ci].memStart]].ID
+		keys[ci] = key{first: id, comp: int32(ci)}
+		if lcp < 0 {
+			lcp = len(id)
+			continue
+		}
+		n := min(lcp, len(id))
+		k := 0
+		for k < n && id[k] == keys[0].first[k] {
+			k++
+		}
+		lcp = k
+	}
+	for i := range keys {
+		var b [8]byte
+		if lcp < len(keys[i].first) {
+			copy(b[:], keys[i].first[lcp:])
+		}
+		keys[i].next = binary.BigEndian.Uint64(b[:])
 	}
 	slices.SortFunc(keys, func(a, b key) int {
+		if a.next != b.next {
+			if a.next < b.next {
+				return -1
+			}
+			return 1
+		}
 		if c := strings.Compare(a.first, b.first); c != 0 {
 			return c
 		}
 		return int(a.comp - b.comp)
 	})
-	g.order = make([]int32, len(keys))
+	order := make([]int32, len(keys))
 	for i, k := range keys {
-		g.order[i] = k.comp
+		order[i] = k.comp
 	}
+	return order
 }
 
 // parallelMin is the input size from which the kit splits work across two
