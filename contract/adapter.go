@@ -42,8 +42,9 @@ const (
 )
 
 // PrivacyRequest asks an adapter to sanitise a provider payload. Payload is
-// any JSON-encodable value (a json.RawMessage is used as is); a value that
-// cannot be fully inspected makes enforcement fail closed.
+// any JSON-encodable value; a json.RawMessage (or []byte) is read as one JSON
+// document in document order. A value that cannot be fully inspected makes
+// enforcement fail closed.
 type PrivacyRequest struct {
 	Provider string
 	Payload  any

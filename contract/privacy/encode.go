@@ -1,0 +1,622 @@
+package privacy
+
+import (
+	"encoding"
+	"encoding/base64"
+	"encoding/json"
+	"math"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode"
+
+	"github.com/ds4context/adapterkit/internal/jsonw"
+)
+
+// encodePayload turns a payload into the tree the engine walks. A payload
+// that is a byte slice (json.RawMessage, []byte, a named byte-slice type, or
+// a pointer to one) is one JSON document and is parsed; anything else is
+// encoded by reflection, where a byte slice inside the value is binary data.
+//
+// Reading a top-level byte slice as JSON rather than as binary data is a
+// fail-closed choice: a Go program's []byte payload is almost always an
+// encoded request body, and binary data outside content context is passed
+// through uninspected. Bytes that are not JSON are an error.
+func encodePayload(payload any) (jsonw.Value, error) {
+	if raw, ok := payload.(json.RawMessage); ok {
+		return parseJSON(raw)
+	}
+	v := reflect.ValueOf(payload)
+	for v.IsValid() && v.Kind() == reflect.Pointer && !v.IsNil() &&
+		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
+		v = v.Elem()
+	}
+	if v.IsValid() && v.Kind() == reflect.Slice && isByteSlice(v.Type()) &&
+		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
+		return parseJSON(v.Bytes())
+	}
+	e := encoder{path: map[visit]struct{}{}}
+	return e.encode(reflect.ValueOf(payload), 0)
+}
+
+// parseJSON parses one JSON document in JavaScript property order.
+func parseJSON(raw []byte) (jsonw.Value, error) {
+	v, err := jsonw.Parse(raw)
+	if err != nil {
+		// jsonw errors carry an offset and a description, never the text.
+		return jsonw.Value{}, uninspectable("invalid JSON: %v", err)
+	}
+	return v, nil
+}
+
+var (
+	marshalerType     = reflect.TypeFor[json.Marshaler]()
+	textMarshalerType = reflect.TypeFor[encoding.TextMarshaler]()
+	numberType        = reflect.TypeFor[json.Number]()
+)
+
+// visit identifies a pointer, map or slice on the current encoding path.
+type visit struct {
+	ptr uintptr
+	typ reflect.Type
+	n   int
+}
+
+// encoder converts a Go value into a tree the way encoding/json would
+// encode it, keeping []byte as binary data and refusing anything it cannot
+// inspect.
+type encoder struct {
+	path map[visit]struct{}
+}
+
+func (e *encoder) enter(v reflect.Value, n int) (visit, error) {
+	k := visit{ptr: uintptr(v.UnsafePointer()), typ: v.Type(), n: n}
+	if _, seen := e.path[k]; seen {
+		return k, uninspectable("reference cycle through %s", v.Type())
+	}
+	e.path[k] = struct{}{}
+	return k, nil
+}
+
+func (e *encoder) encode(v reflect.Value, depth int) (out jsonw.Value, err error) {
+	if !v.IsValid() {
+		return jsonw.Value{Kind: jsonw.Null}, nil
+	}
+	if depth > jsonw.MaxDepth {
+		return out, uninspectable("nesting deeper than %d", jsonw.MaxDepth)
+	}
+	t := v.Type()
+	if t.Implements(marshalerType) {
+		if (t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface) && v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		return callMarshalJSON(v, t)
+	}
+	if t.Kind() != reflect.Pointer && v.CanAddr() && reflect.PointerTo(t).Implements(marshalerType) {
+		return callMarshalJSON(v.Addr(), t)
+	}
+	if t.Implements(textMarshalerType) {
+		if (t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface) && v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		return callMarshalText(v, t)
+	}
+	if t.Kind() != reflect.Pointer && v.CanAddr() && reflect.PointerTo(t).Implements(textMarshalerType) {
+		return callMarshalText(v.Addr(), t)
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return jsonw.Value{Kind: jsonw.Bool, Bool: v.Bool()}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		n := v.Int()
+		return jsonw.Value{Kind: jsonw.Number, Num: float64(n), Str: strconv.FormatInt(n, 10)}, nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		n := v.Uint()
+		return jsonw.Value{Kind: jsonw.Number, Num: float64(n), Str: strconv.FormatUint(n, 10)}, nil
+	case reflect.Float32, reflect.Float64:
+		f := v.Float()
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return out, uninspectable("non-finite %s", t)
+		}
+		return jsonw.Value{Kind: jsonw.Number, Num: f, Str: formatFloat(f, t.Bits())}, nil
+	case reflect.String:
+		if t == numberType {
+			return encodeNumber(v.String())
+		}
+		return jsonw.Value{Kind: jsonw.String, Str: v.String()}, nil
+	case reflect.Interface:
+		if v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		return e.encode(v.Elem(), depth+1)
+	case reflect.Pointer:
+		if v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		k, err := e.enter(v, 0)
+		if err != nil {
+			return out, err
+		}
+		defer delete(e.path, k)
+		return e.encode(v.Elem(), depth+1)
+	case reflect.Map:
+		if v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		k, err := e.enter(v, 0)
+		if err != nil {
+			return out, err
+		}
+		defer delete(e.path, k)
+		return e.encodeMap(v, depth)
+	case reflect.Slice:
+		if v.IsNil() {
+			return jsonw.Value{Kind: jsonw.Null}, nil
+		}
+		if isByteSlice(t) {
+			return jsonw.Value{Kind: kindBinary, Str: string(v.Bytes())}, nil
+		}
+		if v.Len() > 0 {
+			k, err := e.enter(v, v.Len())
+			if err != nil {
+				return out, err
+			}
+			defer delete(e.path, k)
+		}
+		return e.encodeList(v, depth)
+	case reflect.Array:
+		return e.encodeList(v, depth)
+	case reflect.Struct:
+		return e.encodeStruct(v, depth)
+	}
+	return out, uninspectable("unsupported type %s", t)
+}
+
+// isByteSlice reports whether encoding/json would write t as base64: a
+// slice of a byte kind whose pointer is neither kind of marshaler.
+func isByteSlice(t reflect.Type) bool {
+	if t.Elem().Kind() != reflect.Uint8 {
+		return false
+	}
+	p := reflect.PointerTo(t.Elem())
+	return !p.Implements(marshalerType) && !p.Implements(textMarshalerType)
+}
+
+func callMarshalJSON(v reflect.Value, t reflect.Type) (out jsonw.Value, err error) {
+	defer func() {
+		if recover() != nil {
+			err = uninspectable("json.Marshaler of %s panicked", t)
+		}
+	}()
+	b, merr := v.Interface().(json.Marshaler).MarshalJSON()
+	if merr != nil {
+		// The marshaler's own error may quote payload text: leave it out.
+		return out, uninspectable("json.Marshaler of %s failed", t)
+	}
+	return parseJSON(b)
+}
+
+func callMarshalText(v reflect.Value, t reflect.Type) (out jsonw.Value, err error) {
+	defer func() {
+		if recover() != nil {
+			err = uninspectable("encoding.TextMarshaler of %s panicked", t)
+		}
+	}()
+	b, merr := v.Interface().(encoding.TextMarshaler).MarshalText()
+	if merr != nil {
+		return out, uninspectable("encoding.TextMarshaler of %s failed", t)
+	}
+	return jsonw.Value{Kind: jsonw.String, Str: string(b)}, nil
+}
+
+// encodeNumber encodes a json.Number: its literal, which must be a JSON
+// number ("" is written as 0, as encoding/json does).
+func encodeNumber(s string) (jsonw.Value, error) {
+	if s == "" {
+		s = "0"
+	}
+	v, err := jsonw.Parse([]byte(s))
+	if err != nil || v.Kind != jsonw.Number {
+		return jsonw.Value{}, uninspectable("json.Number is not a JSON number")
+	}
+	v.Str = s
+	return v, nil
+}
+
+// formatFloat writes f as encoding/json does (the shortest decimal that
+// round-trips at the float's own size, exponent form outside [1e-6, 1e21)).
+func formatFloat(f float64, bits int) string {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21)) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(nil, f, format, -1, bits)
+	if format == 'e' {
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return string(b)
+}
+
+func (e *encoder) encodeList(v reflect.Value, depth int) (jsonw.Value, error) {
+	items := make([]jsonw.Value, v.Len())
+	for i := range items {
+		item, err := e.encode(v.Index(i), depth+1)
+		if err != nil {
+			return jsonw.Value{}, err
+		}
+		items[i] = item
+	}
+	return jsonw.Value{Kind: jsonw.Array, Items: items}, nil
+}
+
+// mapKey returns the member name encoding/json gives a map key.
+func mapKey(k reflect.Value) (string, error) {
+	if k.Kind() == reflect.String {
+		return k.String(), nil
+	}
+	if k.Type().Implements(textMarshalerType) {
+		if k.Kind() == reflect.Pointer && k.IsNil() {
+			return "", nil
+		}
+		v, err := callMarshalText(k, k.Type())
+		return v.Str, err
+	}
+	switch k.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return strconv.FormatInt(k.Int(), 10), nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return strconv.FormatUint(k.Uint(), 10), nil
+	}
+	return "", uninspectable("unsupported map key type %s", k.Type())
+}
+
+// encodeMap encodes a map with its keys sorted as encoding/json sorts
+// them, then puts the members in JavaScript property order.
+func (e *encoder) encodeMap(v reflect.Value, depth int) (jsonw.Value, error) {
+	type kv struct {
+		name string
+		val  reflect.Value
+	}
+	entries := make([]kv, 0, v.Len())
+	it := v.MapRange()
+	for it.Next() {
+		name, err := mapKey(it.Key())
+		if err != nil {
+			return jsonw.Value{}, err
+		}
+		entries = append(entries, kv{name, it.Value()})
+	}
+	slices.SortFunc(entries, func(a, b kv) int { return strings.Compare(a.name, b.name) })
+	ms := make([]jsonw.Member, 0, len(entries))
+	for _, en := range entries {
+		val, err := e.encode(en.val, depth+1)
+		if err != nil {
+			return jsonw.Value{}, err
+		}
+		ms = append(ms, jsonw.Member{Name: en.name, Value: val})
+	}
+	return jsonw.Value{Kind: jsonw.Object, Members: jsMembers(ms)}, nil
+}
+
+// jsMembers gives members the shape JSON.parse gives them: a repeated name
+// keeps its first position and its last value, and array-index names come
+// first.
+func jsMembers(ms []jsonw.Member) []jsonw.Member {
+	if len(ms) > 1 {
+		seen := make(map[string]int, len(ms))
+		out := ms[:0]
+		for _, m := range ms {
+			if i, dup := seen[m.Name]; dup {
+				out[i].Value = m.Value
+				continue
+			}
+			seen[m.Name] = len(out)
+			out = append(out, m)
+		}
+		ms = out
+	}
+	orderMembers(ms)
+	return ms
+}
+
+// field is one encoded struct field, resolved as encoding/json resolves
+// field names, tags and embedding.
+type field struct {
+	name      string
+	tagged    bool
+	index     []int
+	typ       reflect.Type
+	omitEmpty bool
+	omitZero  bool
+	quoted    bool
+}
+
+var fieldCache sync.Map // reflect.Type -> []field
+
+func (e *encoder) encodeStruct(v reflect.Value, depth int) (jsonw.Value, error) {
+	fields := cachedFields(v.Type())
+	ms := make([]jsonw.Member, 0, len(fields))
+fields:
+	for i := range fields {
+		f := &fields[i]
+		fv := v
+		for _, x := range f.index {
+			if fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					continue fields
+				}
+				fv = fv.Elem()
+			}
+			fv = fv.Field(x)
+		}
+		if f.omitEmpty && isEmptyValue(fv) || f.omitZero && isZeroValue(fv) {
+			continue
+		}
+		val, err := e.encode(fv, depth+1)
+		if err != nil {
+			return jsonw.Value{}, err
+		}
+		if f.quoted {
+			val = quote(val)
+		}
+		ms = append(ms, jsonw.Member{Name: f.name, Value: val})
+	}
+	return jsonw.Value{Kind: jsonw.Object, Members: jsMembers(ms)}, nil
+}
+
+// quote applies the ",string" option: scalars are written inside a string.
+func quote(v jsonw.Value) jsonw.Value {
+	switch v.Kind {
+	case jsonw.String:
+		return jsonw.Value{Kind: jsonw.String, Str: string(jsonw.AppendString(nil, v.Str))}
+	case jsonw.Number:
+		return jsonw.Value{Kind: jsonw.String, Str: v.Str}
+	case jsonw.Bool:
+		return jsonw.Value{Kind: jsonw.String, Str: strconv.FormatBool(v.Bool)}
+	}
+	return v
+}
+
+func isEmptyValue(v reflect.Value) bool {
+	switch v.Kind() {
+	case reflect.Array, reflect.Map, reflect.Slice, reflect.String:
+		return v.Len() == 0
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Interface, reflect.Pointer:
+		return v.IsZero()
+	}
+	return false
+}
+
+type isZeroer interface{ IsZero() bool }
+
+var isZeroerType = reflect.TypeFor[isZeroer]()
+
+func isZeroValue(v reflect.Value) bool {
+	if !v.CanInterface() {
+		return v.IsZero()
+	}
+	t := v.Type()
+	if t.Implements(isZeroerType) {
+		if (t.Kind() == reflect.Pointer || t.Kind() == reflect.Interface) && v.IsNil() {
+			return true
+		}
+		return v.Interface().(isZeroer).IsZero()
+	}
+	if t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(isZeroerType) {
+		if v.CanAddr() {
+			return v.Addr().Interface().(isZeroer).IsZero()
+		}
+		c := reflect.New(t)
+		c.Elem().Set(v)
+		return c.Interface().(isZeroer).IsZero()
+	}
+	return v.IsZero()
+}
+
+func cachedFields(t reflect.Type) []field {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.([]field)
+	}
+	f, _ := fieldCache.LoadOrStore(t, typeFields(t))
+	return f.([]field)
+}
+
+// typeFields lists the fields encoding/json encodes for struct type t:
+// exported fields and the fields promoted from embedded structs, named by
+// their tags, with Go's rules for hiding and for ambiguous names.
+func typeFields(t reflect.Type) []field {
+	type item struct {
+		typ   reflect.Type
+		index []int
+	}
+	var current []item
+	next := []item{{typ: t}}
+	var count, nextCount map[reflect.Type]int
+	visited := map[reflect.Type]bool{}
+	var fields []field
+	for len(next) > 0 {
+		current, next = next, current[:0]
+		count, nextCount = nextCount, map[reflect.Type]int{}
+		for _, it := range current {
+			if visited[it.typ] {
+				continue
+			}
+			visited[it.typ] = true
+			for i := 0; i < it.typ.NumField(); i++ {
+				sf := it.typ.Field(i)
+				if sf.Anonymous {
+					ft := sf.Type
+					if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				if !validTagName(name) {
+					name = ""
+				}
+				index := append(slices.Clone(it.index), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				quoted := false
+				if hasOption(opts, "string") {
+					switch ft.Kind() {
+					case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+						reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+						reflect.Float32, reflect.Float64, reflect.String:
+						quoted = true
+					}
+				}
+				if name != "" || !sf.Anonymous || ft.Kind() != reflect.Struct {
+					tagged := name != ""
+					if name == "" {
+						name = sf.Name
+					}
+					f := field{name: name, tagged: tagged, index: index, typ: ft,
+						omitEmpty: hasOption(opts, "omitempty"), omitZero: hasOption(opts, "omitzero"), quoted: quoted}
+					fields = append(fields, f)
+					if count[it.typ] > 1 {
+						// Two embeddings of the same type at this depth
+						// annihilate each other's fields.
+						fields = append(fields, f)
+					}
+					continue
+				}
+				nextCount[ft]++
+				if nextCount[ft] == 1 {
+					next = append(next, item{typ: ft, index: index})
+				}
+			}
+		}
+	}
+	slices.SortFunc(fields, func(a, b field) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		if len(a.index) != len(b.index) {
+			return len(a.index) - len(b.index)
+		}
+		if a.tagged != b.tagged {
+			if a.tagged {
+				return -1
+			}
+			return 1
+		}
+		return slices.Compare(a.index, b.index)
+	})
+	out := fields[:0]
+	for i := 0; i < len(fields); {
+		j := i + 1
+		for j < len(fields) && fields[j].name == fields[i].name {
+			j++
+		}
+		if f, ok := dominantField(fields[i:j]); ok {
+			out = append(out, f)
+		}
+		i = j
+	}
+	slices.SortFunc(out, func(a, b field) int { return slices.Compare(a.index, b.index) })
+	return out
+}
+
+// dominantField picks the field that wins among fields of one name (sorted
+// by depth, tagged first): the only shallowest one, or else none.
+func dominantField(fs []field) (field, bool) {
+	if len(fs) > 1 && len(fs[0].index) == len(fs[1].index) && fs[0].tagged == fs[1].tagged {
+		return field{}, false
+	}
+	return fs[0], true
+}
+
+func hasOption(opts, name string) bool {
+	for opts != "" {
+		var o string
+		o, opts, _ = strings.Cut(opts, ",")
+		if o == name {
+			return true
+		}
+	}
+	return false
+}
+
+// validTagName reports whether encoding/json accepts name as a field name.
+func validTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c):
+		case !unicode.IsLetter(c) && !unicode.IsDigit(c):
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSON writes a tree as JSON.stringify would: binary data as a
+// base64 string, numbers encoded from Go values with their exact literal.
+func appendJSON(dst []byte, v jsonw.Value) ([]byte, error) {
+	var err error
+	switch v.Kind {
+	case jsonw.Object:
+		dst = append(dst, '{')
+		for i, m := range v.Members {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonw.AppendString(dst, m.Name)
+			dst = append(dst, ':')
+			if dst, err = appendJSON(dst, m.Value); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, '}'), nil
+	case jsonw.Array:
+		dst = append(dst, '[')
+		for i, item := range v.Items {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = appendJSON(dst, item); err != nil {
+				return dst, err
+			}
+		}
+		return append(dst, ']'), nil
+	case jsonw.Number:
+		if v.Str != "" {
+			return append(dst, v.Str...), nil
+		}
+		dst, err = jsonw.AppendNumber(dst, v.Num)
+		if err != nil {
+			return dst, uninspectable("non-finite number")
+		}
+		return dst, nil
+	case kindBinary:
+		dst = append(dst, '"')
+		dst = base64.StdEncoding.AppendEncode(dst, []byte(v.Str))
+		return append(dst, '"'), nil
+	case jsonw.String, jsonw.Bool, jsonw.Null:
+		return jsonw.AppendValue(dst, v)
+	}
+	return dst, uninspectable("invalid value")
+}

@@ -1,0 +1,299 @@
+package privacy
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// The replacement texts of secret redaction.
+const (
+	redactedPrivateKey = "[DS4 REDACTED PRIVATE KEY]"
+	redactedCredential = "[DS4 REDACTED CREDENTIAL]"
+	redactedToken      = "[DS4 REDACTED TOKEN]"
+	redactedSecret     = "[DS4 REDACTED SECRET]"
+)
+
+// jsSpaceClass is JavaScript's \s as a Go regular expression class (Go's
+// own \s is ASCII only).
+const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]`
+
+// These patterns need neither look-behind nor back-references, so Go's
+// regexp, which picks the match a backtracking engine would pick, finds
+// exactly what JavaScript finds. Case-insensitive parts are spelt out as
+// ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
+// which JavaScript does not.
+var (
+	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
+	bearerPattern = regexp.MustCompile(`([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
+)
+
+// redactSecrets replaces secrets in s, pattern after pattern over the
+// already-redacted text, and returns the text and the number of
+// replacements.
+func redactSecrets(s string) (string, int) {
+	n := 0
+	if strings.Contains(s, "-----BEGIN ") {
+		s = replaceAll(pemPattern, s, redactedPrivateKey, false, &n)
+	}
+	s = redactCredentials(s, &n)
+	if containsFoldASCII(s, "bearer") {
+		s = replaceAll(bearerPattern, s, redactedToken, true, &n)
+	}
+	s = redactAssignments(s, &n)
+	return s, n
+}
+
+// replaceAll replaces every match of re with repl, keeping the first
+// submatch in front of it when keepPrefix is set, and counts replacements.
+func replaceAll(re *regexp.Regexp, s, repl string, keepPrefix bool, n *int) string {
+	locs := re.FindAllStringSubmatchIndex(s, -1)
+	if len(locs) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	last := 0
+	for _, loc := range locs {
+		b.WriteString(s[last:loc[0]])
+		if keepPrefix {
+			b.WriteString(s[loc[2]:loc[3]])
+		}
+		b.WriteString(repl)
+		last = loc[1]
+		*n++
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// containsFoldASCII reports whether s contains lower, ASCII
+// case-insensitively.
+func containsFoldASCII(s, lower string) bool {
+	first, upper := lower[0], lower[0]-'a'+'A'
+	for i := 0; i+len(lower) <= len(s); i++ {
+		if (s[i] == first || s[i] == upper) && hasPrefixFoldASCII(s, i, lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// assignmentKeys are the secret names of key=value assignments, matched
+// ASCII case-insensitively; '_' or '-' may separate their two words.
+var assignmentKeys = [...][2]string{
+	{"api", "key"}, {"access", "token"}, {"auth", "token"}, {"client", "secret"}, {"password", ""},
+}
+
+// assignmentKeyAt returns the length of a secret name starting at s[i], or 0.
+func assignmentKeyAt(s string, i int) int {
+	for _, k := range assignmentKeys {
+		if !hasPrefixFoldASCII(s, i, k[0]) {
+			continue
+		}
+		j := i + len(k[0])
+		if k[1] == "" {
+			return j - i
+		}
+		if j < len(s) && (s[j] == '_' || s[j] == '-') && hasPrefixFoldASCII(s, j+1, k[1]) {
+			return j + 1 + len(k[1]) - i
+		}
+		if hasPrefixFoldASCII(s, j, k[1]) {
+			return j + len(k[1]) - i
+		}
+	}
+	return 0
+}
+
+// skipJSSpace returns the offset of the first non-whitespace rune at or
+// after i.
+func skipJSSpace(s string, i int) int {
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if !isJSSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+// secretValueEnd scans a secret value from i: characters that are neither
+// whitespace nor one of , " ' ; } ]. It returns the end offset and the
+// length in UTF-16 code units, as JavaScript counts "4 or more".
+func secretValueEnd(s string, i int) (int, int) {
+	units := 0
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch c {
+			case ',', '"', '\'', ';', '}', ']':
+				return i, units
+			}
+			if isJSSpace(rune(c)) {
+				return i, units
+			}
+			i++
+			units++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if isJSSpace(r) {
+			return i, units
+		}
+		if r > 0xFFFF {
+			units += 2
+		} else {
+			units++
+		}
+		i += size
+	}
+	return i, units
+}
+
+// redactAssignments replaces the values of secret assignments: a
+// word-bounded secret name, optional whitespace, ':' or '=', optional
+// whitespace, an optional quote, 4 or more value characters and the same
+// quote. The name, separator and quotes are kept. Go's regexp has no
+// back-reference for "the same quote", so the scan is written out; since a
+// value never contains a quote, an opening quote that is not closed right
+// after the value means there is no match at that position.
+func redactAssignments(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 'a', 'A', 'c', 'C', 'p', 'P':
+		default:
+			continue
+		}
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		kl := assignmentKeyAt(s, i)
+		if kl == 0 {
+			continue
+		}
+		j := skipJSSpace(s, i+kl)
+		if j >= len(s) || (s[j] != ':' && s[j] != '=') {
+			continue
+		}
+		j = skipJSSpace(s, j+1)
+		var quote byte
+		if j < len(s) && (s[j] == '"' || s[j] == '\'') {
+			quote = s[j]
+			j++
+		}
+		end, units := secretValueEnd(s, j)
+		if units < 4 {
+			continue
+		}
+		after := end
+		if quote != 0 {
+			if end >= len(s) || s[end] != quote {
+				continue
+			}
+			after++
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:j])
+		b.WriteString(redactedSecret)
+		if quote != 0 {
+			b.WriteByte(quote)
+		}
+		last = after
+		i = after - 1
+		*n++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// credentialEnd returns the end of a credential starting at s[i], or -1.
+// It finds what JavaScript's
+//
+//	\b(?:sk-(?:ant-)?[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{12,}|AKIA[0-9A-Z]{16})\b
+//
+// matches at i, the caller having checked the word boundary before s[i]:
+// the whole alternation must end at a word boundary, so AKIA followed by 17
+// characters is not a key and a trailing '-' stays outside the match.
+func credentialEnd(s string, i int) int {
+	switch {
+	case strings.HasPrefix(s[i:], "sk-"):
+		run := i + 3
+		for run < len(s) && (isWordByte(s[run]) || s[run] == '-') {
+			run++
+		}
+		// The greedy run backs off until it ends at a word boundary; with
+		// or without "ant-" the shortest end is 8 characters after "sk-".
+		for e := run; e >= i+3+8; e-- {
+			if atWordBoundary(s, e) {
+				return e
+			}
+		}
+	case len(s)-i >= 4 && s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 && s[i+3] == '_':
+		run := i + 4
+		for run < len(s) && isWordByte(s[run]) && s[run] != '_' {
+			run++
+		}
+		// Inside a run of word characters there is no boundary.
+		if run-(i+4) >= 12 && atWordBoundary(s, run) {
+			return run
+		}
+	case strings.HasPrefix(s[i:], "AKIA"):
+		e := i + 4
+		for e < len(s) && e < i+20 && (('0' <= s[e] && s[e] <= '9') || ('A' <= s[e] && s[e] <= 'Z')) {
+			e++
+		}
+		if e == i+20 && atWordBoundary(s, e) {
+			return e
+		}
+	}
+	return -1
+}
+
+// atWordBoundary reports whether JavaScript's \b holds at offset i.
+func atWordBoundary(s string, i int) bool {
+	before := i > 0 && isWordByte(s[i-1])
+	after := i < len(s) && isWordByte(s[i])
+	return before != after
+}
+
+// redactCredentials replaces every credential with the credential
+// placeholder, scanning left to right and resuming after each match.
+func redactCredentials(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case 's', 'g', 'A':
+		default:
+			continue
+		}
+		if i > 0 && isWordByte(s[i-1]) {
+			continue
+		}
+		e := credentialEnd(s, i)
+		if e < 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:i])
+		b.WriteString(redactedCredential)
+		last = e
+		i = e - 1
+		*n++
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
