@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -161,4 +162,27 @@ func FuzzNormalizeIsIdempotent(f *testing.F) {
 			t.Fatalf("invalid output %s", once)
 		}
 	})
+}
+
+// Raw and Skip reject a number too large for a double, as Number does, so a
+// value Raw returns always normalises.
+func TestRawRejectsNumbersBeyondADouble(t *testing.T) {
+	for _, in := range []string{`1e400`, `[1,-1E999]`, `{"a":{"b":2e308}}`, "1" + strings.Repeat("0", 400)} {
+		if _, err := NewScanner([]byte(in)).Raw(); err == nil {
+			t.Errorf("Raw accepted %s", in)
+		}
+		if err := NewScanner([]byte(in)).Skip(); err == nil {
+			t.Errorf("Skip accepted %s", in)
+		}
+	}
+	for _, in := range []string{`1e308`, `1e-400`, `-0.5E+2`, "1" + strings.Repeat("0", 300)} {
+		raw, err := NewScanner([]byte(in)).Raw()
+		if err != nil {
+			t.Errorf("Raw rejected %s: %v", in, err)
+			continue
+		}
+		if _, err := Normalize(nil, raw); err != nil {
+			t.Errorf("Normalize rejected %s: %v", in, err)
+		}
+	}
 }

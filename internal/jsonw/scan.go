@@ -2,6 +2,7 @@ package jsonw
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -301,7 +302,7 @@ func (s *Scanner) skip(depth int) error {
 		_, err := s.stringBytes()
 		return err
 	case Number:
-		return s.skipNumber()
+		return s.skipFiniteNumber()
 	case Bool:
 		_, err := s.Bool()
 		return err
@@ -310,6 +311,26 @@ func (s *Scanner) skip(depth int) error {
 		return err
 	}
 	return s.expect(Null) // produces the right syntax error
+}
+
+// skipFiniteNumber skips a number, rejecting one too large for a double as
+// Number does, so that every value Raw or Skip accepts also parses (and
+// Normalize accepts every Raw value). Only a literal with an exponent or
+// of 309 digits or more can overflow, so others are not parsed.
+func (s *Scanner) skipFiniteNumber() error {
+	start := s.pos
+	if err := s.skipNumber(); err != nil {
+		return err
+	}
+	lit := s.data[start:s.pos]
+	if len(lit) < 309 && !slices.ContainsFunc(lit, func(c byte) bool { return c == 'e' || c == 'E' }) {
+		return nil
+	}
+	if _, err := strconv.ParseFloat(string(lit), 64); err != nil {
+		s.pos = start
+		return s.syntax("number out of range")
+	}
+	return nil
 }
 
 func (s *Scanner) literal(lit string) bool {

@@ -1,0 +1,84 @@
+package gen
+
+import (
+	"github.com/ds4context/adapterkit/contract"
+	"pgregory.net/rapid"
+)
+
+// Block returns a generator of content blocks of all nine types, with
+// optional members present or absent and unknown members kept in Extra.
+// Tool call and result blocks carry arbitrary ids; use History for tool
+// exchanges whose calls and results match.
+func Block() *rapid.Generator[contract.Block] {
+	return rapid.OneOf(ContentBlock(), toolCallBlock(), toolResultBlock())
+}
+
+// ContentBlock returns a generator of the seven block types that are not
+// tool calls or tool results: a message holding only these is not a tool
+// message and belongs to no tool atomic group.
+func ContentBlock() *rapid.Generator[contract.Block] {
+	return rapid.Custom(func(t *rapid.T) contract.Block {
+		switch rapid.IntRange(0, 6).Draw(t, "blockType") {
+		case 0:
+			return &contract.TextBlock{Text: text().Draw(t, "text"), Extra: extraFields(t)}
+		case 1:
+			return &contract.ThinkingBlock{Thinking: text().Draw(t, "thinking"), Extra: extraFields(t)}
+		case 2:
+			return &contract.ImageBlock{
+				MimeType: optString(rapid.SampledFrom([]string{"image/png", "image/jpeg", ""})).Draw(t, "mimeType"),
+				Data:     optString(rapid.SampledFrom([]string{"iVBORw0KGgo=", "", "/9j/4AAQ"})).Draw(t, "data"),
+				Extra:    extraFields(t),
+			}
+		case 3:
+			return &contract.FileReferenceBlock{Path: text().Draw(t, "path"), Extra: extraFields(t)}
+		case 4:
+			return &contract.ArtifactReferenceBlock{ArtifactID: text().Draw(t, "artifactId"), Extra: extraFields(t)}
+		case 5:
+			return &contract.SummaryReferenceBlock{SummaryID: text().Draw(t, "summaryId"), Extra: extraFields(t)}
+		default:
+			return &contract.OpaqueProviderBlock{
+				OriginalType: optString(text()).Draw(t, "originalType"),
+				Value:        RawJSON().Draw(t, "value"),
+				Extra:        extraFields(t),
+			}
+		}
+	})
+}
+
+func toolCallBlock() *rapid.Generator[contract.Block] {
+	return rapid.Custom(func(t *rapid.T) contract.Block {
+		return newCall(t, text().Draw(t, "callId"))
+	})
+}
+
+func toolResultBlock() *rapid.Generator[contract.Block] {
+	return rapid.Custom(func(t *rapid.T) contract.Block {
+		return newResult(t, text().Draw(t, "toolCallId"), toolName(t))
+	})
+}
+
+var toolNames = []string{"read", "write", "bash", "grep", "web.fetch"}
+
+func toolName(t *rapid.T) string { return rapid.SampledFrom(toolNames).Draw(t, "toolName") }
+
+// newCall draws a tool call block with the given id. Arguments are absent
+// (allowed by the contract) or any JSON value.
+func newCall(t *rapid.T, id string) *contract.ToolCallBlock {
+	b := &contract.ToolCallBlock{ID: id, Name: toolName(t)}
+	if rapid.IntRange(0, 4).Draw(t, "hasArguments") > 0 {
+		b.Arguments = RawJSON().Draw(t, "arguments")
+	}
+	b.Extra = extraFields(t)
+	return b
+}
+
+// newResult draws a result block for the call id.
+func newResult(t *rapid.T, callID, name string) *contract.ToolResultBlock {
+	return &contract.ToolResultBlock{
+		ToolCallID: callID,
+		ToolName:   name,
+		Content:    text().Draw(t, "content"),
+		IsError:    rapid.IntRange(0, 5).Draw(t, "isError") == 0,
+		Extra:      extraFields(t),
+	}
+}
