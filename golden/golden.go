@@ -116,6 +116,8 @@ func Check(t testing.TB, name string, value any, opts ...Option) error {
 	if err != nil {
 		return fmt.Errorf("golden %s: %w", name, err)
 	}
+	// A checkout that converted line endings still matches.
+	want = bytes.ReplaceAll(want, []byte("\r\n"), []byte("\n"))
 	if bytes.Equal(want, data) {
 		return nil
 	}
