@@ -53,3 +53,19 @@ func BenchmarkBuildToolAtomicGroups(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBuildAndValidateSnapshot measures the same work through the
+// combined function, which derives the tool graph once.
+func BenchmarkBuildAndValidateSnapshot(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		s := benchSnapshot(n)
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(contract.BuildAndValidateSnapshot(&s)) != 0 {
+					b.Fatal("invalid")
+				}
+			}
+		})
+	}
+}

@@ -82,6 +82,24 @@ func nonEmpty(s string) *string {
 //
 // It runs in O(n log n) time in the size of the snapshot.
 func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
+	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) })
+}
+
+// BuildAndValidateSnapshot sets s.ToolAtomicGroups to
+// BuildToolAtomicGroups(s.Messages) and returns ValidateHistorySnapshot(s),
+// deriving the tool graph once for both. It is what an adapter does for
+// every snapshot it projects, at about the cost of validation alone.
+func BuildAndValidateSnapshot(s *HistorySnapshot) []ValidationIssue {
+	g := newToolGraph(s.Messages)
+	return validate(s, func() *toolGraph {
+		s.ToolAtomicGroups = g.groups()
+		return g
+	})
+}
+
+// validate runs the checks of ValidateHistorySnapshot; graph supplies the
+// tool graph of s.Messages and runs alongside the message checks.
+func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	out := issues{}
 	if s.SchemaVersion != HistorySchemaVersion {
 		out.add(CodeHistorySchemaIncompatible)
@@ -96,7 +114,7 @@ func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
 	// The tool graph and the message checks read the history independently:
 	// on large histories they run on two goroutines.
 	var g *toolGraph
-	wait := inParallel(len(s.Messages), func() { g = newToolGraph(s.Messages) })
+	wait := inParallel(len(s.Messages), func() { g = graph() })
 
 	// Message ids → index of their first message.
 	known := make(map[string]int32, len(s.Messages))

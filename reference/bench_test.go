@@ -1,0 +1,323 @@
+package reference
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/spec/gen"
+)
+
+// The benchmarks share one 100,000-message history of about 60 MB (TextBytes 360), written
+// once with CreateHistory into a temporary folder that TestMain removes.
+
+const (
+	benchMessages = 100_000
+	benchRuntime  = "bench-runtime"
+	benchSession  = "bench-session"
+)
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if benchDir != "" {
+		os.RemoveAll(benchDir)
+	}
+	os.Exit(code)
+}
+
+type benchEnv struct{ root, path string }
+
+func benchHistory(b *testing.B) benchEnv {
+	b.Helper()
+	benchOnce.Do(func() {
+		if benchDir, benchErr = os.MkdirTemp("", "ds4-reference-bench-"); benchErr != nil {
+			return
+		}
+		root := filepath.Join(benchDir, "project")
+		if benchErr = os.Mkdir(root, 0o700); benchErr != nil {
+			return
+		}
+		msgs := gen.SyntheticHistory{RuntimeID: benchRuntime, SessionID: benchSession, TextBytes: 360}.Messages(benchMessages)
+		benchErr = CreateHistory(context.Background(), filepath.Join(benchDir, "history.jsonl"),
+			Header{RuntimeID: benchRuntime, SessionID: benchSession, ProjectRoot: root}, msgs)
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	root, err := resolveRoot(filepath.Join(benchDir, "project"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return benchEnv{root: root, path: filepath.Join(benchDir, "history.jsonl")}
+}
+
+// copyHistory gives a benchmark that appends its own copy of the history.
+func (e benchEnv) copyHistory(b *testing.B) benchEnv {
+	data, err := os.ReadFile(e.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "history.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return benchEnv{root: e.root, path: path}
+}
+
+func (e benchEnv) adapter(b *testing.B) *Adapter {
+	a, err := New(Options{
+		HistoryPath: e.path, RuntimeID: benchRuntime, ProjectRoot: e.root,
+		Transport: &recorder{},
+		MaxBytes:  1 << 30, MaxMessages: 10 * benchMessages,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return a
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// BenchmarkFloorReadHashDecode is the floor a cold snapshot is measured
+// against: read the file, hash it, decode every message with
+// contract.DecodeMessage. No validation, no grouping, no copy.
+func BenchmarkFloorReadHashDecode(b *testing.B) {
+	e := benchHistory(b)
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := os.ReadFile(e.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sha256.Sum256(data)
+		body := data[bytes.IndexByte(data, '\n')+1:]
+		msgs := make([]contract.Message, 0, benchMessages)
+		for len(body) > 0 {
+			nl := bytes.IndexByte(body, '\n')
+			m, err := contract.DecodeMessage(body[len(recordPrefix) : nl-1])
+			if err != nil {
+				b.Fatal(err)
+			}
+			msgs = append(msgs, m)
+			body = body[nl+1:]
+		}
+		if len(msgs) != benchMessages {
+			b.Fatal(len(msgs))
+		}
+	}
+}
+
+// peakHeap samples the live heap while fn runs and returns the highest
+// value above the heap in use before it started.
+func peakHeap(fn func()) uint64 {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
+	runtime.GC()
+	base := read()
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(200 * time.Microsecond)
+		defer t.Stop()
+		for {
+			if v := read(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	fn()
+	if v := read(); v > peak.Load() {
+		peak.Store(v)
+	}
+	close(done)
+	wg.Wait()
+	if peak.Load() < base {
+		return 0
+	}
+	return peak.Load() - base
+}
+
+// BenchmarkSnapshotCold is a snapshot by a fresh adapter: read, hash,
+// check, decode, group, validate and copy for the caller. It reports the
+// peak heap growth during the snapshot as a multiple of the file size.
+func BenchmarkSnapshotCold(b *testing.B) {
+	e := benchHistory(b)
+	size := fileSize(b, e.path)
+	// The peak is measured on one untimed snapshot: measuring it forces a
+	// collection first, which must not count as snapshot time.
+	var snap contract.HistorySnapshot
+	peak := peakHeap(func() {
+		var err error
+		if snap, err = e.adapter(b).SnapshotHistory(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	})
+	if len(snap.Messages) != benchMessages {
+		b.Fatal(len(snap.Messages))
+	}
+	snap = contract.HistorySnapshot{}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := e.adapter(b).SnapshotHistory(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(peak)/float64(size), "peak-heap/file")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+}
+
+// BenchmarkSnapshotUnchanged is a snapshot of an unchanged file by an
+// adapter that has read it before: the file is hashed again, nothing is
+// decoded, and the caller gets a fresh copy.
+func BenchmarkSnapshotUnchanged(b *testing.B) {
+	e := benchHistory(b)
+	a := e.adapter(b)
+	if _, err := a.SnapshotHistory(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	cached := a.store.c
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := a.SnapshotHistory(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if a.store.c != cached {
+		b.Fatal("an unchanged file was decoded again")
+	}
+}
+
+// BenchmarkSnapshotAfterAppend appends one message (untimed, writing the
+// line AppendMessage would write, without AppendMessage's own read of the
+// file: see BenchmarkAppendMessage for that) and then snapshots: the prefix is re-hashed and compared, and only the new line is
+// decoded. A text message is validated against the id index ("text"); a
+// tool call or result makes the whole history be validated again ("tool").
+func BenchmarkSnapshotAfterAppend(b *testing.B) {
+	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
+	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })
+}
+
+func benchAfterAppend(b *testing.B, next func(int) contract.Message) {
+	e := benchHistory(b).copyHistory(b)
+	a := e.adapter(b)
+	if _, err := a.SnapshotHistory(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	first := a.store.c.messages[0].Blocks[0]
+	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		m := next(i)
+		line, err := appendRecord(nil, &m)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := f.Write(line); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if _, err := a.SnapshotHistory(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if a.store.c.messages[0].Blocks[0] != first {
+		b.Fatal("the prefix was decoded again")
+	}
+}
+
+func benchAppended(i int) contract.Message {
+	entry := "appended-" + strconv.Itoa(i)
+	return contract.Message{
+		ID: benchSession + ":" + entry, SourceEntryID: entry, Role: contract.RoleUser,
+		Blocks: []contract.Block{&contract.TextBlock{Text: "one more request"}},
+		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: benchSession,
+			EntryID: entry, RuntimeID: new(benchRuntime)},
+	}
+}
+
+// benchAppendedTool alternates a tool call and its result.
+func benchAppendedTool(i int) contract.Message {
+	m := benchAppended(i)
+	call := "bench-call-" + strconv.Itoa((i+1)/2)
+	if i%2 == 1 {
+		m.Role = contract.RoleAssistant
+		m.Blocks = []contract.Block{&contract.ToolCallBlock{ID: call, Name: "read"}}
+	} else {
+		m.Role = contract.RoleTool
+		m.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: call, ToolName: "read", Content: "ok"}}
+	}
+	m.Flags.Atomic = new(true)
+	return m
+}
+
+// BenchmarkCopySnapshot is the cost of the deep copy every snapshot hands
+// its caller.
+func BenchmarkCopySnapshot(b *testing.B) {
+	e := benchHistory(b)
+	a := e.adapter(b)
+	if _, err := a.SnapshotHistory(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	c := a.store.c
+	b.ReportAllocs()
+	for b.Loop() {
+		cloneMessages(c.messages)
+		cloneGroups(c.groups)
+	}
+}
+
+// BenchmarkAppendMessage is one AppendMessage on the large history: like the
+// TypeScript kit, it parses and validates the whole file before writing one
+// line, so it costs about a cold read.
+func BenchmarkAppendMessage(b *testing.B) {
+	e := benchHistory(b).copyHistory(b)
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		if err := AppendMessage(context.Background(), e.path, benchAppended(i), WithMaxMessages(10*benchMessages)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+// Package reference is the reference runtime adapter of runtime-adapter-v1:
+// a callback runtime whose canonical history is an append-only JSONL file,
+// and whose completions go through a transport the runtime injects.
+//
+// # File format
+//
+// A history file is UTF-8 text made of lines, each ending in "\n". The
+// first line is the header:
+//
+//	{"type":"ds4-runtime-session-v1","runtimeId":"…","sessionId":"…","projectRoot":"…"}
+//
+// where projectRoot is the canonical (absolute, symlink-free) project root.
+// Every further line is one message record:
+//
+//	{"type":"message","message":{…canonical message…}}
+//
+// Messages are written with contract.AppendMessageJSON: contract fields in
+// contract order, unknown fields kept, strings escaped exactly as
+// JavaScript's JSON.stringify escapes them (no HTML or U+2028 escaping), so
+// files written here and by the TypeScript kit are byte-identical.
+// CreateHistory writes a new file (exclusively, mode 0600, parent folders
+// 0700); AppendMessage adds one line with one append-mode write. Nothing in
+// this package ever rewrites or truncates a history file.
+//
+// # Reading and bounds
+//
+// A file is read whole or not at all. It must be a regular file, non-empty,
+// at most MaxBytes long (default 64 MiB), end in "\n", be valid UTF-8, start
+// with a valid header whose projectRoot resolves, hold at most MaxMessages
+// records (default 100,000), and every record line must be a valid message
+// record (a blank line is not; a trailing "\r" is tolerated as JSON
+// whitespace). Any failure rejects the file with an error wrapping one of
+// the sentinels (ErrHistoryMissing, ErrHistoryCorrupt, ErrHistoryTooLarge,
+// …); error texts name the file, the line and a fixed reason, never file
+// content.
+//
+// A snapshot then checks the header against the adapter (runtime id, and
+// header root resolving to the trusted root: ErrIdentityMismatch) and
+// validates the history as a snapshot (a *ValidationError wrapping
+// ErrHistoryInvalid). Each failure also records its diagnostic. The
+// revision of a snapshot is the SHA-256 (lowercase hex) of the file's bytes.
+//
+// # Cache
+//
+// The adapter caches the last valid history. Every snapshot still streams
+// the whole file through SHA-256 — an unchanged file is proven unchanged by
+// its hash, never by its size or modification time — but the cache saves
+// all JSON decoding and validation: an unchanged file is served from the
+// cache, a file that grew with its old bytes intact (an append) has only its
+// new lines decoded, and a file changed anywhere else is parsed again from
+// scratch. New lines are validated against an index of known message and
+// tool call ids (tool atomic groups are rebuilt when they hold tool blocks),
+// and a cold read validates the same way, as an append to an empty history;
+// any issue falls back to contract.ValidateHistorySnapshot on the whole
+// history, so errors list exactly the issues the full validator reports.
+// The header identity is checked on every snapshot, cached or not (a project
+// root reached through a symlink is resolved again each time). Callers
+// always get a deep copy they may modify freely.
+//
+// # Deviations from the TypeScript kit
+//
+//   - A file that is not valid UTF-8 is rejected as corrupt; the TypeScript
+//     kit replaces invalid bytes and hashes the replaced text.
+//   - AppendMessage refuses an append that would take the file past either
+//     bound; the TypeScript kit appends and lets the next read fail.
+//   - AppendMessage fails with ErrConcurrentWrite when the file changed
+//     between reading and appending.
+//   - Snapshots are cached as described above; the TypeScript kit decodes
+//     and validates the whole file on every snapshot.
+//   - Tool atomic groups are ordered by byte comparison of their first
+//     message id (see package contract), not by the host locale.
+package reference

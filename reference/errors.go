@@ -1,0 +1,114 @@
+package reference
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// Sentinel errors. Every error this package returns for a history file wraps
+// exactly one of them (test with errors.Is). Error texts name the operation,
+// the file and the line, never message text or payloads.
+var (
+	// ErrHistoryMissing: the history file does not exist.
+	ErrHistoryMissing = errors.New("reference: history file is missing")
+	// ErrHistoryCorrupt: the file is not a regular file, is empty, is not
+	// valid UTF-8, is unterminated, or has a malformed header or record.
+	ErrHistoryCorrupt = errors.New("reference: history file is corrupt")
+	// ErrHistoryTooLarge: the file, or the file after an append, exceeds the
+	// byte bound or the message bound.
+	ErrHistoryTooLarge = errors.New("reference: history exceeds its bounds")
+	// ErrIdentityMismatch: the header's runtime id or project root is not
+	// the adapter's, or an appended message belongs to another session or
+	// runtime.
+	ErrIdentityMismatch = errors.New("reference: history identity does not match")
+	// ErrHistoryInvalid: the history parses but does not validate as a
+	// snapshot; the error is a *ValidationError.
+	ErrHistoryInvalid = errors.New("reference: history is invalid")
+	// ErrExists: CreateHistory was asked to create a file that already exists.
+	ErrExists = errors.New("reference: history file already exists")
+	// ErrInvalidMessage: a message given to CreateHistory or AppendMessage is
+	// not structurally valid or cannot be encoded.
+	ErrInvalidMessage = errors.New("reference: message is not structurally valid")
+	// ErrInvalidHeader: CreateHistory was given a blank session id or a
+	// project root that does not resolve.
+	ErrInvalidHeader = errors.New("reference: history header is invalid")
+	// ErrConcurrentWrite: the file changed between reading it and appending
+	// to it; nothing was written.
+	ErrConcurrentWrite = errors.New("reference: history changed during append")
+	// ErrInvalidOptions: New was given options it cannot use.
+	ErrInvalidOptions = errors.New("reference: invalid adapter options")
+	// ErrClosed: the adapter has been shut down.
+	ErrClosed = errors.New("reference: adapter is closed")
+)
+
+// HistoryError describes a failure to read, create or append to a history
+// file. It unwraps to one of the package's sentinels and, when there is
+// one, to the underlying cause (an *os.PathError, a *contract.DecodeError, …).
+type HistoryError struct {
+	Op     string // "read", "create" or "append"
+	Path   string // the history file
+	Line   int    // 1-based line of the offending record, 0 when not about a line
+	Reason string // a fixed description, never file content
+	Kind   error  // the sentinel
+	Cause  error  // optional underlying error
+}
+
+// Error names the operation, the file, the line and the reason.
+func (e *HistoryError) Error() string {
+	var b strings.Builder
+	b.WriteString("reference: ")
+	b.WriteString(e.Op)
+	b.WriteString(" history ")
+	b.WriteString(strconv.Quote(e.Path))
+	if e.Line > 0 {
+		b.WriteString(": line ")
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	// The cause is not rendered: a decode error's text may quote a value
+	// or an unknown member name from the file. It stays reachable through
+	// errors.As for callers that decide to look.
+	return b.String()
+}
+
+// Unwrap returns the sentinel and the cause.
+func (e *HistoryError) Unwrap() []error {
+	if e.Cause == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Cause}
+}
+
+// ValidationError is returned when a history, or a history plus an appended
+// message, does not validate as a snapshot. Its text lists the distinct
+// issue codes in first-seen order; it unwraps to ErrHistoryInvalid.
+type ValidationError struct {
+	Issues []contract.ValidationIssue
+}
+
+// Error is "Reference history is invalid: " and the distinct codes.
+func (e *ValidationError) Error() string {
+	return "Reference history is invalid: " + strings.Join(distinctCodes(e.Issues), ", ")
+}
+
+// Unwrap returns ErrHistoryInvalid.
+func (e *ValidationError) Unwrap() error { return ErrHistoryInvalid }
+
+// Codes returns the distinct issue codes in first-seen order.
+func (e *ValidationError) Codes() []string { return distinctCodes(e.Issues) }
+
+func distinctCodes(issues []contract.ValidationIssue) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, is := range issues {
+		if !seen[is.Code] {
+			seen[is.Code] = true
+			out = append(out, is.Code)
+		}
+	}
+	return out
+}

@@ -1,0 +1,527 @@
+package reference
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/jsonw"
+)
+
+// HeaderType is the "type" of a history file's header line.
+const HeaderType = "ds4-runtime-session-v1"
+
+// DefaultRuntimeID is the runtime id used when none is given.
+const DefaultRuntimeID = "jsonl-reference"
+
+// Default bounds of a history file.
+const (
+	DefaultMaxBytes    int64 = 64 << 20
+	DefaultMaxMessages int   = 100_000
+)
+
+// Header is the first line of a history file: the runtime and session the
+// history belongs to and the canonical project root it was recorded under.
+type Header struct {
+	RuntimeID   string
+	SessionID   string
+	ProjectRoot string
+}
+
+// HistoryOption changes the bounds CreateHistory and AppendMessage enforce.
+type HistoryOption func(*limits)
+
+// WithMaxBytes sets the byte bound (default DefaultMaxBytes). A non-positive
+// bound makes the call fail with ErrInvalidOptions.
+func WithMaxBytes(n int64) HistoryOption { return func(l *limits) { l.maxBytes = n } }
+
+// WithMaxMessages sets the message bound (default DefaultMaxMessages). A
+// non-positive bound makes the call fail with ErrInvalidOptions.
+func WithMaxMessages(n int) HistoryOption { return func(l *limits) { l.maxMessages = n } }
+
+type limits struct {
+	maxBytes    int64
+	maxMessages int
+}
+
+func newLimits(opts []HistoryOption) (limits, error) {
+	l := limits{maxBytes: DefaultMaxBytes, maxMessages: DefaultMaxMessages}
+	for _, o := range opts {
+		o(&l)
+	}
+	if l.maxBytes <= 0 || l.maxMessages <= 0 {
+		return l, ErrInvalidOptions
+	}
+	return l, nil
+}
+
+// resolveRoot returns the canonical (absolute, symlink-free) form of root.
+func resolveRoot(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+var recordPrefix = []byte(`{"type":"message","message":`)
+
+func appendHeader(dst []byte, h *Header) []byte {
+	dst = append(dst, `{"type":`...)
+	dst = jsonw.AppendString(dst, HeaderType)
+	dst = append(dst, `,"runtimeId":`...)
+	dst = jsonw.AppendString(dst, h.RuntimeID)
+	dst = append(dst, `,"sessionId":`...)
+	dst = jsonw.AppendString(dst, h.SessionID)
+	dst = append(dst, `,"projectRoot":`...)
+	dst = jsonw.AppendString(dst, h.ProjectRoot)
+	return append(dst, "}\n"...)
+}
+
+func appendRecord(dst []byte, m *contract.Message) ([]byte, error) {
+	if err := contract.ValidateMessage(m); err != nil {
+		return dst, err
+	}
+	out, err := contract.AppendMessageJSON(append(dst, recordPrefix...), m)
+	if err != nil {
+		return dst, err
+	}
+	return append(out, "}\n"...), nil
+}
+
+// history is a parsed history file.
+type history struct {
+	header   Header
+	root     string // the header's project root, resolved
+	messages []contract.Message
+}
+
+// parseError builds a read error about a line (0 for the file).
+func parseError(op, path string, line int, kind error, reason string, cause error) error {
+	return &HistoryError{Op: op, Path: path, Line: line, Reason: reason, Kind: kind, Cause: cause}
+}
+
+// checkBytes applies the whole-file checks: size, termination, encoding.
+func checkBytes(op, path string, data []byte, l limits) error {
+	switch {
+	case len(data) == 0:
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file is empty", nil)
+	case int64(len(data)) > l.maxBytes:
+		return parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
+	case data[len(data)-1] != '\n':
+		return parseError(op, path, 0, ErrHistoryCorrupt, "unterminated final record", nil)
+	case !utf8.Valid(data):
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file is not valid UTF-8", nil)
+	}
+	return nil
+}
+
+// parseHistory parses a whole file's bytes. Any failure rejects the file.
+func parseHistory(op, path string, data []byte, l limits) (*history, error) {
+	if err := checkBytes(op, path, data, l); err != nil {
+		return nil, err
+	}
+	nl := bytes.IndexByte(data, '\n')
+	h, err := decodeHeader(data[:nl])
+	if err != nil {
+		return nil, parseError(op, path, 1, ErrHistoryCorrupt, err.Error(), nil)
+	}
+	root, err := resolveRoot(h.ProjectRoot)
+	if err != nil || contract.IsBlank(h.ProjectRoot) {
+		return nil, parseError(op, path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+	}
+	body := data[nl+1:]
+	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
+		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
+	}
+	msgs, err := decodeRecords(op, path, body, 2, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &history{header: h, root: root, messages: msgs}, nil
+}
+
+// parallelChunk is the smallest body worth splitting across goroutines.
+const parallelChunk = 1 << 20
+
+// decodeRecords decodes the message lines of body (which ends in '\n'),
+// appending to msgs; firstLine is the file line number of body's first line.
+// A large body is split at line ends into one chunk per processor, decoded
+// concurrently; the reported error is the one of the earliest bad line, as
+// in a sequential decode.
+func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
+	n := bytes.Count(body, []byte{'\n'})
+	base := len(msgs)
+	msgs = slices.Grow(msgs, n)[:base+n]
+	workers := min(runtime.GOMAXPROCS(0), len(body)/parallelChunk+1)
+	if workers <= 1 {
+		if err := decodeChunk(op, path, body, firstLine, msgs[base:]); err != nil {
+			return nil, err
+		}
+		return msgs, nil
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	rest, index := body, 0
+	for w := range workers {
+		chunk := rest
+		if w < workers-1 && len(rest) > 0 {
+			cut := min(len(body)/workers, len(rest))         // at least 1
+			end := bytes.IndexByte(rest[cut-1:], '\n') + cut // rest ends in '\n'
+			chunk = rest[:end]
+		}
+		lines := bytes.Count(chunk, []byte{'\n'})
+		out := msgs[base+index : base+index+lines]
+		line := firstLine + index
+		wg.Go(func() { errs[w] = decodeChunk(op, path, chunk, line, out) })
+		rest, index = rest[len(chunk):], index+lines
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return msgs, nil
+}
+
+// decodeChunk decodes len(out) lines of body into out.
+func decodeChunk(op, path string, body []byte, line int, out []contract.Message) error {
+	for i := range out {
+		nl := bytes.IndexByte(body, '\n')
+		m, reason, cause := decodeRecord(body[:nl])
+		if reason != "" {
+			return parseError(op, path, line+i, ErrHistoryCorrupt, reason, cause)
+		}
+		out[i] = m
+		body = body[nl+1:]
+	}
+	return nil
+}
+
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
+// decodeRecord decodes one message line. On failure it returns a fixed
+// reason and the underlying cause.
+func decodeRecord(line []byte) (contract.Message, string, error) {
+	t := line
+	for len(t) > 0 && isJSONSpace(t[len(t)-1]) {
+		t = t[:len(t)-1]
+	}
+	if len(t) == 0 {
+		return contract.Message{}, "blank line", nil
+	}
+	// Fast path: the exact shape this package writes. When the inner
+	// message decodes, the line is that record and nothing else, which the
+	// general path below would accept with the same result.
+	if bytes.HasPrefix(t, recordPrefix) && t[len(t)-1] == '}' {
+		if m, err := contract.DecodeMessage(t[len(recordPrefix) : len(t)-1]); err == nil {
+			return m, "", nil
+		}
+	}
+	var (
+		typ, msg       []byte
+		hasTyp, hasMsg bool
+	)
+	s := jsonw.NewScanner(line)
+	err := s.Object(func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "type":
+			typ, err = s.Raw()
+			hasTyp = true
+		case "message":
+			msg, err = s.Raw()
+			hasMsg = true
+		default:
+			err = s.Skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = s.End()
+	}
+	if err != nil {
+		return contract.Message{}, "malformed JSON record", nil
+	}
+	if !hasTyp || string(typ) != `"message"` {
+		return contract.Message{}, "record is not a message record", nil
+	}
+	if !hasMsg {
+		return contract.Message{}, "message record has no message", nil
+	}
+	m, err := contract.DecodeMessage(msg)
+	if err != nil {
+		return contract.Message{}, "message is not structurally valid", err
+	}
+	return m, "", nil
+}
+
+type headerError string
+
+func (e headerError) Error() string { return string(e) }
+
+func decodeHeader(line []byte) (Header, error) {
+	var (
+		h    Header
+		typ  string
+		seen [4]bool
+	)
+	s := jsonw.NewScanner(line)
+	err := s.Object(func(name []byte) error {
+		var err error
+		switch string(name) {
+		case "type":
+			seen[0] = true
+			typ, err = s.String()
+		case "runtimeId":
+			seen[1] = true
+			h.RuntimeID, err = s.String()
+		case "sessionId":
+			seen[2] = true
+			h.SessionID, err = s.String()
+		case "projectRoot":
+			seen[3] = true
+			h.ProjectRoot, err = s.String()
+		default:
+			err = s.Skip()
+		}
+		return err
+	})
+	if err == nil {
+		err = s.End()
+	}
+	switch {
+	case err != nil:
+		return h, headerError("malformed header")
+	case !seen[0] || typ != HeaderType:
+		return h, headerError("header has the wrong record type")
+	case !seen[1] || !seen[2] || !seen[3]:
+		return h, headerError("header is missing a member")
+	}
+	return h, nil
+}
+
+// openError classifies a failure to open a history file.
+func openError(op, path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return parseError(op, path, 0, ErrHistoryMissing, "file does not exist", err)
+	}
+	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
+}
+
+// readOpen reads an open history file from its current offset to EOF: it
+// must be a regular file within the byte bound.
+func readOpen(op, path string, f *os.File, l limits) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, parseError(op, path, 0, ErrHistoryCorrupt, "not a regular file", nil)
+	}
+	if fi.Size() > l.maxBytes {
+		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
+	}
+	// Read to EOF (the file may have grown since the stat), at most one
+	// byte past the bound.
+	buf := make([]byte, 0, fi.Size()+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > l.maxBytes {
+			return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+		}
+	}
+}
+
+func revisionOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// snapshotOf builds the snapshot of a history; nil groups are derived from
+// the messages.
+func snapshotOf(h *Header, root, revision string, msgs []contract.Message, groups []contract.ToolAtomicGroup) contract.HistorySnapshot {
+	if groups == nil {
+		groups = contract.BuildToolAtomicGroups(msgs)
+	}
+	return contract.HistorySnapshot{
+		SchemaVersion:    contract.HistorySchemaVersion,
+		RuntimeID:        h.RuntimeID,
+		SessionID:        h.SessionID,
+		Revision:         revision,
+		ProjectRoot:      root,
+		Messages:         msgs,
+		ToolAtomicGroups: groups,
+	}
+}
+
+// CreateHistory writes a new history file at path holding the header h and
+// messages, one record per line.
+//
+// h.RuntimeID is trimmed and defaults to DefaultRuntimeID; h.SessionID is
+// trimmed and must not be blank; h.ProjectRoot is resolved to its canonical
+// real path (it must exist). Every message must be structurally valid
+// (contract.ValidateMessage) and the whole history must validate as a
+// snapshot; a *ValidationError says which codes failed. Missing parent
+// folders are created with mode 0700. The file is created exclusively with
+// mode 0600: an existing file is never overwritten (ErrExists). A history
+// that would exceed the bounds is refused with ErrHistoryTooLarge.
+func CreateHistory(ctx context.Context, path string, h Header, messages []contract.Message, opts ...HistoryOption) error {
+	const op = "create"
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l, err := newLimits(opts)
+	if err != nil {
+		return err
+	}
+	h.RuntimeID = contract.TrimJS(h.RuntimeID)
+	if h.RuntimeID == "" {
+		h.RuntimeID = DefaultRuntimeID
+	}
+	h.SessionID = contract.TrimJS(h.SessionID)
+	if h.SessionID == "" {
+		return parseError(op, path, 0, ErrInvalidHeader, "session id is blank", nil)
+	}
+	if contract.IsBlank(h.ProjectRoot) {
+		return parseError(op, path, 0, ErrInvalidHeader, "project root is blank", nil)
+	}
+	root, err := resolveRoot(h.ProjectRoot)
+	if err != nil {
+		return parseError(op, path, 0, ErrInvalidHeader, "project root does not resolve", err)
+	}
+	h.ProjectRoot = root
+	data := appendHeader(nil, &h)
+	for i := range messages {
+		if data, err = appendRecord(data, &messages[i]); err != nil {
+			return parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
+		}
+	}
+	if int64(len(data)) > l.maxBytes {
+		return parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the byte bound", nil)
+	}
+	if len(messages) > l.maxMessages {
+		return parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the message bound", nil)
+	}
+	snap := snapshotOf(&h, root, revisionOf(data), messages, nil)
+	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
+		return &ValidationError{Issues: issues}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return parseError(op, path, 0, ErrExists, "file already exists", err)
+		}
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be created", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		// The file is ours (created exclusively above): do not leave a
+		// partial history behind.
+		os.Remove(path)
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be written", err)
+	}
+	return nil
+}
+
+// AppendMessage appends msg to the history at path as one new line.
+//
+// The file must parse; msg must be structurally valid and its provenance
+// session id and runtime id must equal the header's (else
+// ErrIdentityMismatch); the whole history plus msg must validate as a
+// snapshot (else a *ValidationError, for example for a duplicate id); and
+// the file after the append must stay within the byte and message bounds
+// (else ErrHistoryTooLarge). Then exactly one line is written with a single
+// append-mode write. The file is never rewritten or truncated. Appends to
+// one file must come from one writer at a time; a change detected between
+// reading and writing fails with ErrConcurrentWrite. A reader racing an
+// append may see the new record half written and report an unterminated
+// final record; reading again after the append returns succeeds.
+func AppendMessage(ctx context.Context, path string, msg contract.Message, opts ...HistoryOption) error {
+	const op = "append"
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l, err := newLimits(opts)
+	if err != nil {
+		return err
+	}
+	line, err := appendRecord(nil, &msg)
+	if err != nil {
+		return parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return openError(op, path, err)
+	}
+	defer f.Close()
+	data, err := readOpen(op, path, f, l)
+	if err != nil {
+		return err
+	}
+	h, err := parseHistory(op, path, data, l)
+	if err != nil {
+		return err
+	}
+	p := &msg.Provenance
+	if p.SessionID != h.header.SessionID || p.RuntimeID == nil || *p.RuntimeID != h.header.RuntimeID {
+		return parseError(op, path, 0, ErrIdentityMismatch, "message belongs to another session or runtime", nil)
+	}
+	if int64(len(data)+len(line)) > l.maxBytes {
+		return parseError(op, path, 0, ErrHistoryTooLarge, "append would exceed the byte bound", nil)
+	}
+	if len(h.messages)+1 > l.maxMessages {
+		return parseError(op, path, 0, ErrHistoryTooLarge, "append would exceed the message bound", nil)
+	}
+	next := append(data, line...)
+	snap := snapshotOf(&h.header, h.root, revisionOf(next), append(h.messages, msg), nil)
+	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
+		return &ValidationError{Issues: issues}
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != int64(len(data)) {
+		return parseError(op, path, 0, ErrConcurrentWrite, "file changed while appending", err)
+	}
+	n, err := f.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return parseError(op, path, 0, ErrHistoryCorrupt, "record cannot be written", err)
+	}
+	return nil
+}

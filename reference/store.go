@@ -1,0 +1,331 @@
+package reference
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// store reads one history file for an adapter and caches the last valid
+// state. It is not safe for concurrent use; the adapter serialises it.
+//
+// Every load streams the whole file through SHA-256: the revision is always
+// the hash of the bytes read now, and an unchanged file is proven unchanged
+// by its hash, never by its size or modification time alone. What the cache
+// saves is the JSON decoding and the validation:
+//
+//   - same hash as the cached revision: the cached messages and groups are
+//     reused, nothing is decoded;
+//   - the file grew and its first cachedSize bytes still hash to the cached
+//     revision (an append): only the new lines are decoded, and they are
+//     validated against an index of known message and tool call ids
+//     instead of revalidating the whole history;
+//   - anything else (a rewritten or truncated file): a cold parse.
+type store struct {
+	path   string
+	limits limits
+	buf    []byte
+	c      *cached
+}
+
+// cached is a history state that passed every check. Its messages are never
+// handed out; callers get deep copies.
+type cached struct {
+	header   Header
+	size     int64
+	revision string
+	messages []contract.Message
+	groups   []contract.ToolAtomicGroup
+	ids      map[string]struct{} // message ids, built on the first append
+	calls    map[string]struct{} // tool call ids, built with ids
+}
+
+const readOp = "read"
+
+// load returns the current valid state of the file, checked against the
+// adapter's runtime id and trusted root. Errors: a *HistoryError wrapping
+// ErrIdentityMismatch for identity, a *ValidationError for an invalid
+// history, any other error for a file that cannot be read or parsed.
+func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cached, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, openError(readOp, s.path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "not a regular file", nil)
+	}
+	if fi.Size() > s.limits.maxBytes {
+		return nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
+	}
+	if c := s.c; c != nil && fi.Size() >= c.size {
+		next, suffix, err := s.extend(f, c)
+		if err != nil {
+			return nil, err
+		}
+		if next != nil {
+			root, err := s.checkIdentity(&next.header, runtimeID, trustedRoot)
+			if err != nil {
+				return nil, err
+			}
+			if suffix != nil {
+				if err := next.validateAppended(c, len(c.messages), root); err != nil {
+					return nil, err
+				}
+			}
+			return next, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+		}
+	}
+	data, err := readOpen(readOp, s.path, f, s.limits)
+	if err != nil {
+		return nil, err
+	}
+	// Hash while parsing: on more than one processor the revision is free.
+	revision := make(chan string, 1)
+	go func() { revision <- revisionOf(data) }()
+	h, err := parseHistory(readOp, s.path, data, s.limits)
+	rev := <-revision
+	if err != nil {
+		return nil, err
+	}
+	if h.header.RuntimeID != runtimeID || h.root != trustedRoot {
+		return nil, identityError(s.path)
+	}
+	next := &cached{header: h.header, size: int64(len(data)), revision: rev, messages: h.messages}
+	// A cold read validates as an append of every message to an empty
+	// history: the same checks, the same fallback to the full validator.
+	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
+	if err := next.validateAppended(empty, 0, trustedRoot); err != nil {
+		return nil, err
+	}
+	return next, nil
+}
+
+func identityError(path string) error {
+	return parseError(readOp, path, 0, ErrIdentityMismatch, "header runtime id or project root does not match the adapter", nil)
+}
+
+// checkIdentity re-resolves the header's project root (its symlinks may
+// have changed since the last load) and compares it and the runtime id with
+// the adapter's.
+func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string, error) {
+	root, err := resolveRoot(h.ProjectRoot)
+	if err != nil {
+		return "", parseError(readOp, s.path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+	}
+	if h.RuntimeID != runtimeID || root != trustedRoot {
+		return "", identityError(s.path)
+	}
+	return root, nil
+}
+
+// extend hashes the first c.size bytes of f. When they still hash to
+// c.revision it reads the rest, decodes only the new lines and returns the
+// extended (not yet validated) state and the new bytes (nil when there were
+// none). It returns a nil state when the prefix changed.
+func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
+	if s.buf == nil {
+		s.buf = make([]byte, 256<<10)
+	}
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, io.LimitReader(f, c.size), s.buf)
+	if err != nil {
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	var sum [sha256.Size]byte
+	if n != c.size || hex.EncodeToString(h.Sum(sum[:0])) != c.revision {
+		return nil, nil, nil
+	}
+	suffix, err := io.ReadAll(io.LimitReader(f, s.limits.maxBytes-c.size+1))
+	if err != nil {
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	if len(suffix) == 0 {
+		return c, nil, nil
+	}
+	switch {
+	case c.size+int64(len(suffix)) > s.limits.maxBytes:
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
+	case suffix[len(suffix)-1] != '\n':
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "unterminated final record", nil)
+	case !utf8.Valid(suffix):
+		// The cached prefix ends in '\n', an ASCII byte, so the file is
+		// valid UTF-8 exactly when both parts are.
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file is not valid UTF-8", nil)
+	case len(c.messages)+bytes.Count(suffix, []byte{'\n'}) > s.limits.maxMessages:
+		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
+	}
+	h.Write(suffix)
+	// Appending may write into the spare capacity of c.messages, beyond
+	// its length: c itself, and every copy made from it, is unaffected.
+	msgs, err := decodeRecords(readOp, s.path, suffix, len(c.messages)+2, c.messages)
+	if err != nil {
+		return nil, nil, err
+	}
+	next := &cached{
+		header:   c.header,
+		size:     c.size + int64(len(suffix)),
+		revision: hex.EncodeToString(h.Sum(sum[:0])),
+		messages: msgs,
+	}
+	return next, suffix, nil
+}
+
+// validateAppended validates next, which is prev plus the messages from
+// index old on; prev is a valid state (or an empty one, for a cold read).
+// Only the new messages can bring issues, and only of the kinds that
+// concern single messages and tool call identities (SPEC §7 steps 4 to 6):
+// the tool atomic groups are derived from the messages, so the group checks
+// (steps 7 to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
+// against prev's index of message and tool call ids; when they find
+// nothing, the groups are rebuilt only if a new message holds a tool block.
+// When they find anything, the whole history is validated again, so that
+// the issue list is exactly the full validator's.
+func (next *cached) validateAppended(prev *cached, old int, root string) error {
+	added := next.messages[old:]
+	prev.buildIndex()
+	if ids, calls, ok := next.appendedValid(prev, added); ok {
+		next.ids, next.calls = merge(prev.ids, ids), merge(prev.calls, calls)
+		prev.ids, prev.calls = nil, nil
+		if len(calls) > 0 || hasToolBlocks(added) || prev.groups == nil {
+			next.groups = contract.BuildToolAtomicGroups(next.messages)
+		} else {
+			next.groups = prev.groups
+		}
+		return nil
+	}
+	snap := snapshotOf(&next.header, root, next.revision, next.messages, nil)
+	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
+		return &ValidationError{Issues: issues}
+	}
+	next.groups = snap.ToolAtomicGroups
+	next.ids, next.calls = nil, nil
+	return nil
+}
+
+// merge adds the keys of small to big, or returns small when big is empty.
+func merge(big, small map[string]struct{}) map[string]struct{} {
+	if len(big) == 0 {
+		return small
+	}
+	for k := range small {
+		big[k] = struct{}{}
+	}
+	return big
+}
+
+// buildIndex builds the message and tool call id sets of a valid state.
+func (c *cached) buildIndex() {
+	if c.ids != nil {
+		return
+	}
+	c.ids = make(map[string]struct{}, len(c.messages))
+	c.calls = make(map[string]struct{})
+	for i := range c.messages {
+		c.ids[c.messages[i].ID] = struct{}{}
+		for _, b := range c.messages[i].Blocks {
+			if call, ok := b.(*contract.ToolCallBlock); ok {
+				c.calls[call.ID] = struct{}{}
+			}
+		}
+	}
+}
+
+// appendedValid reports whether next's identity and the added messages
+// pass validation steps 1 to 6 on top of prev, and returns the added
+// messages' ids and tool call ids.
+func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, calls map[string]struct{}, ok bool) {
+	h := &next.header
+	if contract.IsBlank(h.RuntimeID) || contract.IsBlank(h.SessionID) || contract.IsBlank(next.revision) {
+		return nil, nil, false
+	}
+	ids = make(map[string]struct{}, len(added))
+	calls = map[string]struct{}{}
+	var results []string
+	for i := range added {
+		m := &added[i]
+		if contract.IsBlank(m.ID) {
+			return nil, nil, false
+		}
+		if _, dup := prev.ids[m.ID]; dup {
+			return nil, nil, false
+		}
+		if _, dup := ids[m.ID]; dup {
+			return nil, nil, false
+		}
+		ids[m.ID] = struct{}{}
+		p := &m.Provenance
+		if p.SessionID != h.SessionID || contract.IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
+			(p.Source == contract.SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != h.RuntimeID)) {
+			return nil, nil, false
+		}
+		for _, b := range m.Blocks {
+			switch b := b.(type) {
+			case *contract.ToolCallBlock:
+				if contract.IsBlank(b.ID) {
+					return nil, nil, false
+				}
+				if _, dup := prev.calls[b.ID]; dup {
+					return nil, nil, false
+				}
+				if _, dup := calls[b.ID]; dup {
+					return nil, nil, false
+				}
+				calls[b.ID] = struct{}{}
+			case *contract.ToolResultBlock:
+				results = append(results, b.ToolCallID)
+			}
+		}
+	}
+	for _, id := range results {
+		_, known := prev.calls[id]
+		_, knownNew := calls[id]
+		if contract.IsBlank(id) || !known && !knownNew {
+			return nil, nil, false
+		}
+	}
+	return ids, calls, true
+}
+
+func hasToolBlocks(msgs []contract.Message) bool {
+	for i := range msgs {
+		for _, b := range msgs[i].Blocks {
+			if t := b.Type(); t == contract.BlockToolCall || t == contract.BlockToolResult {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// errorCode maps a load error to the diagnostic it records ("" for none:
+// a cancelled context is the caller's doing, not the history's).
+func errorCode(err error) string {
+	var ve *ValidationError
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ""
+	case errors.As(err, &ve):
+		return CodeHistoryInvalid
+	case errors.Is(err, ErrIdentityMismatch):
+		return CodeHistoryIdentityMismatch
+	}
+	return CodeHistoryReadFailed
+}
