@@ -6,10 +6,11 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/fixtures"
+	"github.com/ds4context/adapterkit/reference"
 )
 
 // referenceRecordType is the header record type of reference history files.
-const referenceRecordType = "ds4-runtime-session-v1"
+const referenceRecordType = reference.HeaderType
 
 // corruption is one reference JSONL fixture derived from the valid file by
 // a byte edit.
@@ -84,6 +85,12 @@ func corruptions() []corruption {
 			edit: replaced(0, headerRoot, `"projectRoot":"/adapterkit-fixture/missing-root"`)},
 		{name: "record-wrong-type", description: "A record whose type is not \"message\".", outcome: fixtures.OutcomeCorrupt, diagnostic: diagRead,
 			edit: replaced(1, `{"type":"message",`, `{"type":"note",`)},
+		{name: "record-type-overridden", description: "A message record with a later \"type\" member that wins, as in JSON.parse.", outcome: fixtures.OutcomeCorrupt, diagnostic: diagRead,
+			edit: func(lines [][]byte) ([]byte, error) {
+				out := append([][]byte(nil), lines...)
+				out[1] = append(bytes.TrimSuffix(bytes.Clone(lines[1]), []byte("}")), `,"type":"note"}`...)
+				return join(out), nil
+			}},
 		{name: "record-malformed-json", description: "A record line cut in the middle.", outcome: fixtures.OutcomeCorrupt, diagnostic: diagRead,
 			edit: func(lines [][]byte) ([]byte, error) {
 				out := append([][]byte(nil), lines...)
@@ -103,6 +110,27 @@ func corruptions() []corruption {
 			edit: replaced(1, `System prompt.`, "System \xff prompt.")},
 		{name: "header-runtime-mismatch", description: "The header names another runtime than the adapter's.", outcome: fixtures.OutcomeIdentityMismatch, diagnostic: diagIdentity,
 			edit: replaced(0, `"runtimeId":"`+fixtures.HistoryRuntimeID+`"`, `"runtimeId":"other-runtime"`)},
+		{name: "header-root-elsewhere", description: "The header names an existing project root other than the adapter's.", outcome: fixtures.OutcomeIdentityMismatch, diagnostic: diagIdentity,
+			edit: replaced(0, headerRoot, `"projectRoot":"/"`)},
+		{name: "header-session-id-blank", description: "A header whose session id is blank, and no messages.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
+			codes: []string{contract.CodeHistoryIdentityInvalid},
+			edit: func(lines [][]byte) ([]byte, error) {
+				out, err := replaceLine(lines, 0, `"sessionId":"fixture-session"`, `"sessionId":" "`)
+				if err != nil {
+					return nil, err
+				}
+				return join(out[:1]), nil
+			}},
+		{name: "reused-tool-call-id", description: "A second call with the id of an earlier call.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
+			codes: []string{contract.CodeToolCallIdentityInvalid},
+			edit: func(lines [][]byte) ([]byte, error) {
+				again := msg("e7", contract.RoleAssistant, call("call-all", "read", `{"path":"main.go"}`))
+				rec, err := contract.AppendMessageJSON([]byte(`{"type":"message","message":`), &again)
+				if err != nil {
+					return nil, err
+				}
+				return join(append(append([][]byte(nil), lines...), append(rec, '}'))), nil
+			}},
 		{name: "duplicate-message-id", description: "The last message appended twice.", outcome: fixtures.OutcomeInvalid, diagnostic: diagInvalid,
 			codes: []string{contract.CodeHistoryMessageIDDuplicate},
 			edit: func(lines [][]byte) ([]byte, error) {
