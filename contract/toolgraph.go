@@ -17,7 +17,7 @@ import (
 type toolGraph struct {
 	messages []Message
 
-	idOf        map[string]int32 // tool call id → index into ids
+	idOf        *idTable // tool call id → index into ids
 	ids         []string
 	callCount   []int32 // per id: number of toolCall blocks
 	resultCount []int32 // per id: number of toolResult blocks
@@ -41,12 +41,16 @@ type component struct {
 	complete         bool
 }
 
+func (g *toolGraph) idString(x int32) string { return g.ids[x] }
+
+// lookup returns the index of a tool call id, or -1.
+func (g *toolGraph) lookup(id string) int32 { return g.idOf.find(id, g.idString) }
+
 func (g *toolGraph) intern(id string) int32 {
-	if x, ok := g.idOf[id]; ok {
+	x, found := g.idOf.insert(id, int32(len(g.ids)), g.idString)
+	if found {
 		return x
 	}
-	x := int32(len(g.ids))
-	g.idOf[id] = x
 	g.ids = append(g.ids, id)
 	g.callCount = append(g.callCount, 0)
 	g.resultCount = append(g.resultCount, 0)
@@ -58,7 +62,7 @@ func newToolGraph(messages []Message) *toolGraph {
 	hint := len(messages)/2 + 1
 	g := &toolGraph{
 		messages:    messages,
-		idOf:        make(map[string]int32, hint),
+		idOf:        newIDTable(hint / 2),
 		ids:         make([]string, 0, hint/2),
 		callCount:   make([]int32, 0, hint/2),
 		resultCount: make([]int32, 0, hint/2),

@@ -117,16 +117,14 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	wait := inParallel(len(s.Messages), func() { g = graph() })
 
 	// Message ids → index of their first message.
-	known := make(map[string]int32, len(s.Messages))
+	msgID := func(i int32) string { return s.Messages[i].ID }
+	known := newIDTable(len(s.Messages))
 	for i := range s.Messages {
 		m := &s.Messages[i]
-		if _, dup := known[m.ID]; dup {
+		if _, dup := known.insert(m.ID, int32(i), msgID); dup {
 			out.add(CodeHistoryMessageIDDuplicate).MessageID = nonEmpty(m.ID)
-		} else {
-			if IsBlank(m.ID) {
-				out.add(CodeHistoryMessageIDMissing).MessageID = nonEmpty(m.ID)
-			}
-			known[m.ID] = int32(i)
+		} else if IsBlank(m.ID) {
+			out.add(CodeHistoryMessageIDMissing).MessageID = nonEmpty(m.ID)
 		}
 		p := &m.Provenance
 		if p.SessionID != s.SessionID || IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
@@ -160,8 +158,8 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 			out.add(CodeToolAtomicGroupInvalid)
 		}
 		for _, mid := range sg.MessageIDs {
-			mi, ok := known[mid]
-			if !ok {
+			mi := known.find(mid, msgID)
+			if mi < 0 {
 				id := mid
 				out.add(CodeToolAtomicMessageMissing).MessageID = &id
 			} else if listedMsg[mi] {
@@ -173,7 +171,7 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 		}
 		for _, cid := range sg.ToolCallIDs {
 			listed := false
-			if x, ok := g.idOf[cid]; ok {
+			if x := g.lookup(cid); x >= 0 {
 				listed = lastGroup[x] != 0
 				lastGroup[x] = int32(gi + 1)
 			} else {

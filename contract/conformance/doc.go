@@ -1,6 +1,42 @@
 // Package conformance is the framework-free conformance runner for
-// runtime-adapter-v1 adapters. It imports no test framework: Run creates one
-// adapter from a Factory, runs the seven contract cases against it in order
-// and returns a metadata-only Report; Assert turns a failed report into an
-// error. The Ginkgo suite in package spec builds on it.
+// runtime-adapter-v1 adapters. It imports no test framework, in the manner
+// of testing/fstest.TestFS.
+//
+// An adapter repository implements a Factory (or calls NewFactory): given
+// the versioned Fixture and a completion transport, it creates one adapter
+// holding the fixture's history, says which project root the adapter must
+// trust, and how to clean up.
+//
+// Run creates one instance with a RecordingTransport and runs the seven
+// cases on it, in order:
+//
+//	identity           contract version, runtime id, adapter name and version, trusted root, model
+//	capabilities       negotiating all four capabilities: versions, reasons, diagnostics
+//	canonical-history  the snapshot holds the fixture's history and its one complete tool group
+//	rebuild            rebuilding derived state reproduces the snapshot
+//	privacy            probes never reach a remote provider; an uninspectable payload fails closed
+//	fallback           a transport failure is a retryable transport-failed fallback with a diagnostic
+//	lifecycle          shutdown is idempotent; afterwards completions fall back and reads fail
+//
+// A case fails with "<id>-assertion-failed" when the adapter breaks a rule,
+// and with "<id>-threw" when an adapter method fails where it must succeed
+// or panics (the panic is recovered). Afterwards Run shuts the adapter down
+// once more and runs the instance's cleanup, which always runs. If the
+// factory, the final shutdown or the cleanup fails, Run returns that error
+// (ErrFactory, ErrShutdown, ErrCleanup) and no report.
+//
+// The Report holds case ids, booleans and fixed failure codes only; Assert
+// turns a failed report into an error joining one ErrCaseFailed error per
+// failed case. Verify runs like Run and returns the explanations instead:
+// each failed case's *Failure names the broken rule and shows what was
+// expected and what the adapter did.
+//
+// Session and RunCase run cases one at a time, on instances of the
+// caller's choosing; the Ginkgo suite in package spec uses them to give
+// every case a fresh instance.
+//
+// Nothing this package writes — reports, errors, failure explanations —
+// holds the probes the privacy case sends (ProbePrivateValue,
+// ProbeCredential) or the payloads the cases send: adapter-provided text is
+// passed through Redact before it is shown.
 package conformance

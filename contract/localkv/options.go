@@ -276,7 +276,7 @@ func numberValue(n json.Number) (jsonw.Value, error) {
 // ("\ud800") is refused: Go strings cannot hold it, so it would be read as
 // U+FFFD and collide with that character.
 func rawValue(raw json.RawMessage) (jsonw.Value, error) {
-	if loneSurrogateEscape(raw) {
+	if jsonw.HasLoneSurrogateEscape(raw) {
 		return jsonw.Value{}, ErrNotPlainJSON
 	}
 	v, err := jsonw.Parse(raw)
@@ -284,59 +284,4 @@ func rawValue(raw json.RawMessage) (jsonw.Value, error) {
 		return jsonw.Value{}, ErrNotPlainJSON
 	}
 	return v, nil
-}
-
-// loneSurrogateEscape reports whether raw holds a \u escape of a surrogate
-// that is not half of a high–low pair. Backslashes only occur inside strings
-// in well-formed JSON, so every backslash starts an escape.
-func loneSurrogateEscape(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		if raw[i] != '\\' {
-			continue
-		}
-		if i+1 >= len(raw) || raw[i+1] != 'u' {
-			i++ // skip the escaped character
-			continue
-		}
-		u, ok := hex4(raw, i+2)
-		if !ok {
-			return false // malformed; the parser reports it
-		}
-		i += 5
-		switch {
-		case u >= 0xDC00 && u <= 0xDFFF:
-			return true
-		case u >= 0xD800 && u <= 0xDBFF:
-			if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
-				return true
-			}
-			lo, ok := hex4(raw, i+3)
-			if !ok || lo < 0xDC00 || lo > 0xDFFF {
-				return true
-			}
-			i += 6
-		}
-	}
-	return false
-}
-
-func hex4(d []byte, i int) (rune, bool) {
-	if i+4 > len(d) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range d[i : i+4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }

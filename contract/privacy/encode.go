@@ -322,7 +322,7 @@ func jsMembers(ms []jsonw.Member) []jsonw.Member {
 		}
 		ms = out
 	}
-	orderMembers(ms)
+	jsonw.OrderMembers(ms)
 	return ms
 }
 

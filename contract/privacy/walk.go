@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
@@ -168,26 +167,7 @@ func (w *walker) object(ms []jsonw.Member, ctx bool) []jsonw.Member {
 		out = append(out, jsonw.Member{Name: name, Value: child})
 	}
 	if names != nil {
-		orderMembers(out)
+		jsonw.OrderMembers(out)
 	}
 	return out
-}
-
-// orderMembers puts members in JavaScript property order, as an object
-// built by assigning them in turn holds them: array-index names first in
-// ascending numeric order, then the others in insertion order.
-func orderMembers(ms []jsonw.Member) {
-	slices.SortStableFunc(ms, func(a, b jsonw.Member) int {
-		ai, aok := jsonw.ArrayIndex(a.Name)
-		bi, bok := jsonw.ArrayIndex(b.Name)
-		switch {
-		case aok && bok:
-			return int(int64(ai) - int64(bi))
-		case aok:
-			return -1
-		case bok:
-			return 1
-		}
-		return 0
-	})
 }

@@ -186,3 +186,14 @@ func TestRawRejectsNumbersBeyondADouble(t *testing.T) {
 		}
 	}
 }
+
+func TestHasLoneSurrogateEscape(t *testing.T) {
+	for in, want := range map[string]bool{
+		`"\ud83d\ude00"`: false, `"\ud800"`: true, `"\udc00"`: true, `"\ud800x"`: true,
+		`"\ud800\u0041"`: true, `"\\ud800"`: false, `{"a":"\n"}`: false, `"\ud83d\ude00\udfff"`: true,
+	} {
+		if got := HasLoneSurrogateEscape([]byte(in)); got != want {
+			t.Errorf("HasLoneSurrogateEscape(%s) = %v, want %v", in, got, want)
+		}
+	}
+}

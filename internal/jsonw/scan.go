@@ -498,6 +498,41 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 	return nil, s.syntax("unterminated string")
 }
 
+// HasLoneSurrogateEscape reports whether raw holds a \u escape of a surrogate
+// that is not half of a high–low pair. Backslashes only occur inside strings
+// in well-formed JSON, so every backslash starts an escape. Such an escape
+// has no faithful Go string: the scanner reads it as U+FFFD.
+func HasLoneSurrogateEscape(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if i+1 >= len(raw) || raw[i+1] != 'u' {
+			i++ // skip the escaped character
+			continue
+		}
+		u, ok := hex4(raw, i+2)
+		if !ok {
+			return false // malformed; the parser reports it
+		}
+		i += 5
+		switch {
+		case u >= 0xDC00 && u <= 0xDFFF:
+			return true
+		case u >= 0xD800 && u <= 0xDBFF:
+			if i+6 >= len(raw) || raw[i+1] != '\\' || raw[i+2] != 'u' {
+				return true
+			}
+			lo, ok := hex4(raw, i+3)
+			if !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
 func hex4(d []byte, i int) (rune, bool) {
 	if i+4 > len(d) {
 		return 0, false

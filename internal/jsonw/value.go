@@ -78,7 +78,7 @@ func (s *Scanner) value(depth int) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		orderMembers(v.Members)
+		OrderMembers(v.Members)
 		return v, nil
 	case Array:
 		v := Value{Kind: Array, Items: []Value{}}
@@ -127,9 +127,10 @@ func ArrayIndex(name string) (uint32, bool) {
 	return uint32(n), true
 }
 
-// orderMembers moves array-index names to the front in ascending numeric
-// order, keeping the other names in their order (a stable partition).
-func orderMembers(ms []Member) {
+// OrderMembers puts members in JavaScript property order, as an object built
+// by assigning them in turn holds them: array-index names first in ascending
+// numeric order, then the others in their order (a stable partition).
+func OrderMembers(ms []Member) {
 	hasIndex := false
 	for _, m := range ms {
 		if _, ok := ArrayIndex(m.Name); ok {

@@ -1,0 +1,273 @@
+package memadapter
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// Name and Version identify the adapter.
+const (
+	Name    = "memadapter"
+	Version = "0.1.0"
+	// MaxDiagnostics is how many diagnostics the adapter keeps (the newest).
+	MaxDiagnostics = 100
+)
+
+// Errors returned by the adapter.
+var (
+	// ErrClosed: the adapter has been shut down.
+	ErrClosed = errors.New("memadapter: adapter is closed")
+	// ErrInvalidOptions: New was given unusable options.
+	ErrInvalidOptions = errors.New("memadapter: invalid options")
+	// ErrPrivacy: a payload could not be sanitised.
+	ErrPrivacy = errors.New("memadapter: privacy enforcement failed")
+	// ErrInvalidHistory: the history does not validate.
+	ErrInvalidHistory = errors.New("memadapter: canonical history is invalid")
+)
+
+// Options configures an Adapter.
+type Options struct {
+	RuntimeID   string
+	SessionID   string
+	ProjectRoot string // canonical (absolute, symlink-resolved)
+	Model       *contract.ModelDescriptor
+	Messages    []contract.Message
+	Transport   contract.Transport
+	// Embeddings configures a deterministic local embedding port.
+	Embeddings bool
+}
+
+// Adapter is an in-memory runtime adapter. It is safe for concurrent use.
+type Adapter struct {
+	opts  Options
+	port  contract.EmbeddingPort
+	mu    sync.Mutex
+	snap  *contract.HistorySnapshot // derived state, dropped by RebuildDerivedState
+	diags []contract.Diagnostic
+	shut  bool
+}
+
+var _ contract.Adapter = (*Adapter)(nil)
+var _ contract.EmbeddingPortProvider = (*Adapter)(nil)
+
+// New returns an adapter over a copy of opts.Messages.
+func New(opts Options) (*Adapter, error) {
+	if contract.IsBlank(opts.RuntimeID) || contract.IsBlank(opts.SessionID) || contract.IsBlank(opts.ProjectRoot) || opts.Transport == nil {
+		return nil, ErrInvalidOptions
+	}
+	opts.Messages = slices.Clone(opts.Messages)
+	a := &Adapter{opts: opts}
+	if opts.Embeddings {
+		a.port = hashEmbedder{}
+	}
+	return a, nil
+}
+
+// Identity names the adapter.
+func (a *Adapter) Identity() contract.Identity {
+	return contract.Identity{RuntimeID: a.opts.RuntimeID, AdapterName: Name, AdapterVersion: Version, ContractVersion: contract.ContractVersion}
+}
+
+// CapabilityDeclarations declares embeddings when a port is configured and
+// explains every capability it does not support.
+func (a *Adapter) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	emb := contract.CapabilityDeclaration{ID: contract.CapabilityEmbeddings, Reason: "no embedding port was configured"}
+	if a.port != nil {
+		emb = contract.CapabilityDeclaration{ID: contract.CapabilityEmbeddings, Supported: true, Version: "embedding-port-v1"}
+	}
+	return []contract.CapabilityDeclaration{
+		{ID: contract.CapabilityCompaction, Reason: "in-memory runtime has no native compaction"},
+		{ID: contract.CapabilityProviderContinuation, Reason: "in-memory transport has no continuation handle"},
+		emb,
+		{ID: contract.CapabilityLocalKVReuse, Reason: "in-memory transport exposes no local KV state"},
+	}
+}
+
+// NegotiateCapabilities negotiates against the adapter's declarations.
+func (a *Adapter) NegotiateCapabilities(requests []contract.CapabilityRequest) contract.Negotiation {
+	return contract.NegotiateCapabilities(a.CapabilityDeclarations(), requests)
+}
+
+// EmbeddingPort returns the embedding port, or nil when none is configured.
+func (a *Adapter) EmbeddingPort() contract.EmbeddingPort { return a.port }
+
+func (a *Adapter) record(code string, sev contract.Severity, msg string) {
+	a.diags = append(a.diags, contract.Diagnostic{Code: code, Severity: sev, Message: msg})
+	if n := len(a.diags) - MaxDiagnostics; n > 0 {
+		a.diags = slices.Delete(a.diags, 0, n)
+	}
+}
+
+// SnapshotHistory returns the history snapshot, computing it once.
+func (a *Adapter) SnapshotHistory(context.Context) (contract.HistorySnapshot, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.shut {
+		return contract.HistorySnapshot{}, ErrClosed
+	}
+	return a.snapshotLocked()
+}
+
+func (a *Adapter) snapshotLocked() (contract.HistorySnapshot, error) {
+	if a.snap == nil {
+		h := sha256.New()
+		for i := range a.opts.Messages {
+			b, err := contract.AppendMessageJSON(nil, &a.opts.Messages[i])
+			if err != nil {
+				return contract.HistorySnapshot{}, ErrInvalidHistory
+			}
+			h.Write(append(b, '\n'))
+		}
+		s := contract.HistorySnapshot{
+			SchemaVersion:    contract.HistorySchemaVersion,
+			RuntimeID:        a.opts.RuntimeID,
+			SessionID:        a.opts.SessionID,
+			Revision:         hex.EncodeToString(h.Sum(nil)),
+			ProjectRoot:      a.opts.ProjectRoot,
+			Messages:         a.opts.Messages,
+			ToolAtomicGroups: contract.BuildToolAtomicGroups(a.opts.Messages),
+		}
+		if is := contract.ValidateHistorySnapshot(&s); len(is) > 0 {
+			a.record("canonical-history-invalid", contract.SeverityError, "Canonical history validation failed")
+			return contract.HistorySnapshot{}, ErrInvalidHistory
+		}
+		a.snap = &s
+	}
+	s := *a.snap
+	s.Messages = slices.Clone(s.Messages)
+	s.ToolAtomicGroups = slices.Clone(s.ToolAtomicGroups)
+	return s, nil
+}
+
+// RebuildDerivedState drops the cached snapshot and computes it again.
+func (a *Adapter) RebuildDerivedState(context.Context) (contract.HistorySnapshot, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.shut {
+		return contract.HistorySnapshot{}, ErrClosed
+	}
+	a.snap = nil
+	s, err := a.snapshotLocked()
+	if err == nil {
+		a.record("derived-state-rebuilt", contract.SeverityInfo, "Disposable adapter state was rebuilt from canonical history")
+	}
+	return s, err
+}
+
+// CurrentModel returns the configured model, or nil.
+func (a *Adapter) CurrentModel(context.Context) (*contract.ModelDescriptor, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.shut {
+		return nil, ErrClosed
+	}
+	if a.opts.Model == nil {
+		return nil, nil
+	}
+	m := *a.opts.Model
+	return &m, nil
+}
+
+// TrustedProjectRoot returns the configured canonical project root.
+func (a *Adapter) TrustedProjectRoot(context.Context) (string, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.shut {
+		return "", ErrClosed
+	}
+	return a.opts.ProjectRoot, nil
+}
+
+// EnforcePrivacy sanitises req.Payload for req.Provider.
+func (a *Adapter) EnforcePrivacy(_ context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	a.mu.Lock()
+	closed := a.shut
+	a.mu.Unlock()
+	if closed {
+		return contract.PrivacyResult{}, ErrClosed
+	}
+	if contract.IsBlank(req.Provider) {
+		return contract.PrivacyResult{}, ErrPrivacy
+	}
+	res, err := sanitize(req.Provider, req.Payload)
+	if err != nil {
+		a.mu.Lock()
+		a.record("privacy-enforcement-failed", contract.SeverityError, "Privacy enforcement failed closed before completion transport")
+		a.mu.Unlock()
+		return contract.PrivacyResult{}, ErrPrivacy
+	}
+	return res, nil
+}
+
+// Complete sanitises the payload and calls the transport, falling back
+// explicitly on every failure.
+func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	a.mu.Lock()
+	closed := a.shut
+	if !closed && (contract.IsBlank(req.Provider) || contract.IsBlank(req.Model)) {
+		a.record("completion-request-invalid", contract.SeverityWarning, "Completion request is missing provider or model identity")
+		a.mu.Unlock()
+		return contract.Fallback(contract.FallbackInvalidRequest, "completion request is invalid", false)
+	}
+	a.mu.Unlock()
+	if closed {
+		return contract.Fallback(contract.FallbackAdapterClosed, "adapter is closed", false)
+	}
+	res, err := a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: req.Provider, Payload: req.Payload})
+	if err != nil {
+		return contract.Fallback(contract.FallbackPrivacyEnforcementFail, "privacy enforcement failed closed", false)
+	}
+	out, err := a.opts.Transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: res.Destination, Payload: res.Payload})
+	if err != nil {
+		a.mu.Lock()
+		a.record("completion-transport-failed", contract.SeverityWarning, "Completion transport failed; native runtime fallback remains available")
+		a.mu.Unlock()
+		return contract.Fallback(contract.FallbackTransportFailed, "completion transport failed", true)
+	}
+	return contract.Completed(out, res.Summary(), nil)
+}
+
+// Diagnostics returns a copy of the newest diagnostics.
+func (a *Adapter) Diagnostics() []contract.Diagnostic {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.diags)
+}
+
+// Shutdown closes the adapter; later calls do nothing.
+func (a *Adapter) Shutdown(context.Context) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.shut {
+		a.shut = true
+		a.snap = nil
+		a.record("adapter-closed", contract.SeverityInfo, "Adapter lifecycle closed cleanly")
+	}
+	return nil
+}
+
+// hashEmbedder embeds texts into 8 deterministic dimensions.
+type hashEmbedder struct{}
+
+func (hashEmbedder) Identity() contract.EmbeddingIdentity {
+	return contract.EmbeddingIdentity{Provider: "memadapter", Model: "sha256-8", Dimensions: 8, Destination: contract.DestinationLocal}
+}
+
+func (hashEmbedder) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, len(texts))
+	for i, t := range texts {
+		sum := sha256.Sum256([]byte(t))
+		v := make([]float64, 8)
+		for d := range v {
+			v[d] = float64(sum[d])/255 + 0.01
+		}
+		out[i] = v
+	}
+	return out, nil
+}

@@ -1,0 +1,727 @@
+package mutants
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// Spec keys: the own label of every spec of the Ginkgo suite (case ids for
+// the seven cases).
+const (
+	InOrder            = "in-order"
+	Negotiation        = "negotiation"
+	DiagnosticsPrivacy = "diagnostics-privacy"
+	Closed             = "closed"
+	Bounded            = "bounded-diagnostics"
+	Concurrency        = "concurrency"
+	EmbeddingPort      = "embedding-port"
+	Property           = "property"
+)
+
+// ErrMutant is the error mutants return where they break a rule by failing.
+var ErrMutant = errors.New("mutant: deliberate failure")
+
+// Mutant is one deliberately broken adapter and the outcome it must have.
+type Mutant struct {
+	// Name identifies the mutant.
+	Name string
+	// Breaks states the rule the mutant breaks.
+	Breaks string
+	// RunnerFails lists the case ids conformance.Run must report failed.
+	RunnerFails []string
+	// RunnerErr, when set, is the error Run must return instead of a report.
+	RunnerErr error
+	// SpecsFail lists the keys of the Ginkgo specs that must fail.
+	SpecsFail []string
+	wrap      func(inner contract.Adapter, env *env) contract.Adapter
+}
+
+// env is what a mutant may use besides the adapter it wraps.
+type env struct {
+	transport contract.Transport
+	fixture   conformance.Fixture
+	// raw, when set, replaces the payload the inner adapter hands the
+	// transport (see unsanitisedPayload).
+	mu  sync.Mutex
+	raw json.RawMessage
+}
+
+// Factory returns base's factory with every instance wrapped by the mutant.
+func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
+	return conformance.NewFactory("mutant "+m.Name, func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		e := &env{transport: setup.Transport, fixture: setup.Fixture}
+		setup.Transport = contract.TransportFunc(func(ctx context.Context, req contract.TransportRequest) (json.RawMessage, error) {
+			e.mu.Lock()
+			if e.raw != nil {
+				req.Payload = e.raw
+			}
+			e.mu.Unlock()
+			return e.transport.Send(ctx, req)
+		})
+		inst, err := base.Create(ctx, setup)
+		if err != nil {
+			return inst, err
+		}
+		inst.Adapter = m.wrap(inst.Adapter, e)
+		return inst, nil
+	})
+}
+
+// decorator forwards everything, including an embedding port, to the
+// adapter it wraps; mutants override the one method they break.
+type decorator struct{ contract.Adapter }
+
+// EmbeddingPort forwards the wrapped adapter's port, if any.
+func (d decorator) EmbeddingPort() contract.EmbeddingPort {
+	if p, ok := d.Adapter.(contract.EmbeddingPortProvider); ok {
+		return p.EmbeddingPort()
+	}
+	return nil
+}
+
+// Catalogue returns every mutant.
+func Catalogue() []Mutant { return slices.Clone(catalogue) }
+
+func all(ids ...string) []string { return ids }
+
+var catalogue = []Mutant{
+	{
+		Name: "wrong-runtime-id", Breaks: "Identity().RuntimeID is the runtime the factory was given",
+		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongRuntimeID{decorator{a}} },
+	},
+	{
+		Name: "wrong-contract-version", Breaks: "Identity().ContractVersion is runtime-adapter-v1",
+		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongContract{decorator{a}} },
+	},
+	{
+		Name: "wrong-trusted-root", Breaks: "TrustedProjectRoot is the canonical root",
+		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongRoot{decorator{a}} },
+	},
+	{
+		Name: "wrong-model-limits", Breaks: "CurrentModel reports the selected model's limits",
+		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongModel{decorator{a}} },
+	},
+	{
+		Name: "panics-in-identity", Breaks: "adapter methods do not panic",
+		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return panicIdentity{decorator{a}} },
+	},
+	{
+		Name: "supported-without-version", Breaks: "a supported capability carries a version",
+		RunnerFails: all(conformance.CaseCapabilities), SpecsFail: all(conformance.CaseCapabilities, InOrder, Negotiation),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return supportedNoVersion{decorator{a}} },
+	},
+	{
+		Name: "unsupported-without-diagnostic", Breaks: "a requested unsupported capability has a diagnostic",
+		RunnerFails: all(conformance.CaseCapabilities), SpecsFail: all(conformance.CaseCapabilities, InOrder, Negotiation),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return noNegotiationDiagnostics{decorator{a}} },
+	},
+	{
+		Name: "required-treated-as-optional", Breaks: "a required request is negotiated as required",
+		SpecsFail: all(Negotiation),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return ignoreRequired{decorator{a}} },
+	},
+	{
+		Name: "drops-a-message", Breaks: "a snapshot holds every canonical message",
+		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
+		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
+		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
+	},
+	{
+		Name: "reorders-messages", Breaks: "a snapshot keeps history order",
+		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
+		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
+		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
+	},
+	{
+		Name: "invents-a-message", Breaks: "a snapshot never invents history",
+		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
+		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
+		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
+	},
+	{
+		Name: "incomplete-exchange-marked-complete", Breaks: "a call still waiting for its result is in an incomplete group",
+		SpecsFail: all(Property),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
+	},
+	{
+		Name: "splits-parallel-batch", Breaks: "a parallel tool batch stays in one atomic group",
+		SpecsFail: all(Property),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return splitBatch{decorator{a}} },
+	},
+	{
+		Name: "rebuild-changes-revision", Breaks: "rebuilding keeps the revision of an unchanged history",
+		RunnerFails: all(conformance.CaseRebuild), SpecsFail: all(conformance.CaseRebuild, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return rebuildRevision{decorator{a}} },
+	},
+	{
+		Name: "forwards-unsanitised-payload", Breaks: "the transport receives the sanitised payload only",
+		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
+		wrap: func(a contract.Adapter, e *env) contract.Adapter { return &unsanitised{decorator{a}, e} },
+	},
+	{
+		Name: "transport-after-privacy-failure", Breaks: "the transport is not called when privacy enforcement fails",
+		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
+		wrap: func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
+	},
+	{
+		Name: "remote-reported-local", Breaks: "enforcement reports the destination it decided",
+		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
+	},
+	{
+		Name: "sanitised-reported-unchanged", Breaks: "enforcement reports that it changed the payload",
+		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
+	},
+	{
+		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
+		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
+			return hideDiagnostic{decorator{a}, "completion-transport-failed"}
+		},
+	},
+	{
+		Name: "transport-error-reported-completed", Breaks: "a transport failure is a fallback, never a completion",
+		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return transportCompleted{decorator{a}} },
+	},
+	{
+		Name: "transport-failure-not-retryable", Breaks: "a transport-failed fallback is retryable",
+		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return notRetryable{decorator{a}} },
+	},
+	{
+		Name: "second-shutdown-errors", Breaks: "shutdown is idempotent",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &secondShutdown{decorator: decorator{a}} },
+	},
+	{
+		Name: "shutdown-errors-once-closed", Breaks: "shutdown is idempotent (the runner's final shutdown fails too)",
+		RunnerErr: conformance.ErrShutdown, SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &closedShutdown{decorator: decorator{a}} },
+	},
+	{
+		Name: "reads-history-after-shutdown", Breaks: "history reads fail after shutdown",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
+	},
+	{
+		Name: "rebuilds-after-shutdown", Breaks: "rebuilding fails after shutdown",
+		SpecsFail: all(Closed),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &staleRebuild{decorator: decorator{a}} },
+	},
+	{
+		Name: "completes-after-shutdown", Breaks: "completions fall back with adapter-closed after shutdown",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
+	},
+	{
+		Name: "transport-called-after-shutdown", Breaks: "a closed adapter never reaches the transport",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
+		wrap: func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
+	},
+	{
+		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
+		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
+			return hideDiagnostic{decorator{a}, "adapter-closed"}
+		},
+	},
+	{
+		Name: "leaks-probe-into-diagnostic", Breaks: "diagnostics are metadata only",
+		SpecsFail: all(DiagnosticsPrivacy),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &leakyDiagnostics{decorator: decorator{a}} },
+	},
+	{
+		Name: "unbounded-diagnostics", Breaks: "diagnostics are a bounded list",
+		SpecsFail: all(Bounded),
+		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
+			return &unboundedDiagnostics{decorator: decorator{a}}
+		},
+	},
+	{
+		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use",
+		SpecsFail: all(Concurrency),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
+	},
+	{
+		Name: "zero-vector-embeddings", Breaks: "a declared embedding port embeds texts into non-zero vectors",
+		SpecsFail: all(EmbeddingPort),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return zeroEmbeddings{decorator{a}} },
+	},
+	{
+		Name: "embeddings-declared-without-port", Breaks: "an adapter declaring embeddings exposes its port",
+		SpecsFail: all(EmbeddingPort),
+		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
+	},
+}
+
+type wrongRuntimeID struct{ decorator }
+
+func (m wrongRuntimeID) Identity() contract.Identity {
+	id := m.Adapter.Identity()
+	id.RuntimeID += "-elsewhere"
+	return id
+}
+
+type wrongContract struct{ decorator }
+
+func (m wrongContract) Identity() contract.Identity {
+	id := m.Adapter.Identity()
+	id.ContractVersion = "runtime-adapter-v0"
+	return id
+}
+
+type wrongRoot struct{ decorator }
+
+func (m wrongRoot) TrustedProjectRoot(ctx context.Context) (string, error) {
+	root, err := m.Adapter.TrustedProjectRoot(ctx)
+	return root + "/sub/..", err
+}
+
+type wrongModel struct{ decorator }
+
+func (m wrongModel) CurrentModel(ctx context.Context) (*contract.ModelDescriptor, error) {
+	d, err := m.Adapter.CurrentModel(ctx)
+	if d != nil {
+		c := *d
+		c.ContextWindow *= 2
+		d = &c
+	}
+	return d, err
+}
+
+type panicIdentity struct{ decorator }
+
+func (panicIdentity) Identity() contract.Identity { panic("mutant: identity unavailable") }
+
+type supportedNoVersion struct{ decorator }
+
+func (m supportedNoVersion) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	n := m.Adapter.NegotiateCapabilities(reqs)
+	for i, st := range n.Statuses {
+		if !st.Supported {
+			n.Statuses[i].Supported, n.Statuses[i].Version, n.Statuses[i].Reason = true, "", ""
+			n.Diagnostics = slices.DeleteFunc(n.Diagnostics, func(d contract.Diagnostic) bool { return d.Capability == st.ID })
+			break
+		}
+	}
+	return n
+}
+
+type noNegotiationDiagnostics struct{ decorator }
+
+func (m noNegotiationDiagnostics) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	n := m.Adapter.NegotiateCapabilities(reqs)
+	n.Diagnostics = []contract.Diagnostic{}
+	return n
+}
+
+type ignoreRequired struct{ decorator }
+
+func (m ignoreRequired) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	optional := make([]contract.CapabilityRequest, len(reqs))
+	for i, r := range reqs {
+		optional[i] = contract.CapabilityRequest{ID: r.ID}
+	}
+	return m.Adapter.NegotiateCapabilities(optional)
+}
+
+type dropMessage struct{ decorator }
+
+func (m dropMessage) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err == nil && len(s.Messages) > 0 {
+		s.Messages = s.Messages[:len(s.Messages)-1]
+		s.ToolAtomicGroups = contract.BuildToolAtomicGroups(s.Messages)
+	}
+	return s, err
+}
+
+// reorder swaps the first two messages of every snapshot.
+type reorder struct{ decorator }
+
+func (m reorder) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err == nil && len(s.Messages) > 1 {
+		s.Messages[0], s.Messages[1] = s.Messages[1], s.Messages[0]
+		s.ToolAtomicGroups = contract.BuildToolAtomicGroups(s.Messages)
+	}
+	return s, err
+}
+
+// invent appends a synthetic assistant message to every snapshot.
+type invent struct{ decorator }
+
+func (m invent) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err == nil {
+		entry := "invented"
+		s.Messages = append(s.Messages, contract.Message{
+			ID: s.SessionID + ":" + entry, SourceEntryID: entry, Role: contract.RoleAssistant,
+			Blocks:     []contract.Block{&contract.TextBlock{Text: "summary"}},
+			Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: s.SessionID, EntryID: entry, RuntimeID: new(s.RuntimeID)},
+			Flags:      contract.Flags{Synthetic: new(true)},
+		})
+	}
+	return s, err
+}
+
+// allComplete marks every tool atomic group complete.
+type allComplete struct{ decorator }
+
+func (m allComplete) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	for i := range s.ToolAtomicGroups {
+		s.ToolAtomicGroups[i].Complete = true
+	}
+	return s, err
+}
+
+type splitBatch struct{ decorator }
+
+// SnapshotHistory gives every call of a multi-call group a group of its own.
+func (m splitBatch) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err != nil {
+		return s, err
+	}
+	var groups []contract.ToolAtomicGroup
+	for _, g := range s.ToolAtomicGroups {
+		if len(g.ToolCallIDs) < 2 {
+			groups = append(groups, g)
+			continue
+		}
+		for _, call := range g.ToolCallIDs {
+			groups = append(groups, contract.ToolAtomicGroup{ID: g.ID + "/" + call, MessageIDs: g.MessageIDs, ToolCallIDs: []string{call}, Complete: g.Complete})
+		}
+	}
+	s.ToolAtomicGroups = groups
+	return s, nil
+}
+
+type rebuildRevision struct{ decorator }
+
+func (m rebuildRevision) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.RebuildDerivedState(ctx)
+	s.Revision += "-rebuilt"
+	return s, err
+}
+
+// unsanitised lets the inner adapter sanitise (so failures still fail
+// closed) but has the transport receive the raw payload instead.
+type unsanitised struct {
+	decorator
+	env *env
+}
+
+func (m *unsanitised) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	raw, err := json.Marshal(req.Payload)
+	if err != nil {
+		return m.Adapter.Complete(ctx, req)
+	}
+	m.env.mu.Lock()
+	m.env.raw = raw
+	m.env.mu.Unlock()
+	defer func() {
+		m.env.mu.Lock()
+		m.env.raw = nil
+		m.env.mu.Unlock()
+	}()
+	return m.Adapter.Complete(ctx, req)
+}
+
+type transportAfterFailure struct {
+	decorator
+	env *env
+}
+
+func (m transportAfterFailure) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackPrivacyEnforcementFail {
+		_, _ = m.env.transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: contract.DestinationRemote, Payload: json.RawMessage(`{}`)})
+	}
+	return r
+}
+
+type unchanged struct{ decorator }
+
+func (m unchanged) EnforcePrivacy(ctx context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	r, err := m.Adapter.EnforcePrivacy(ctx, req)
+	r.Changed = false
+	return r, err
+}
+
+type localDestination struct{ decorator }
+
+func (m localDestination) EnforcePrivacy(ctx context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	r, err := m.Adapter.EnforcePrivacy(ctx, req)
+	r.Destination = contract.DestinationLocal
+	return r, err
+}
+
+type hideDiagnostic struct {
+	decorator
+	code string
+}
+
+func (m hideDiagnostic) Diagnostics() []contract.Diagnostic {
+	return slices.DeleteFunc(m.Adapter.Diagnostics(), func(d contract.Diagnostic) bool { return d.Code == m.code })
+}
+
+type transportCompleted struct{ decorator }
+
+func (m transportCompleted) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackTransportFailed {
+		return contract.Completed(json.RawMessage(`null`), contract.PrivacySummary{Provider: req.Provider, Destination: contract.DestinationRemote}, nil)
+	}
+	return r
+}
+
+type notRetryable struct{ decorator }
+
+func (m notRetryable) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackTransportFailed {
+		r.Retryable = false
+	}
+	return r
+}
+
+type secondShutdown struct {
+	decorator
+	mu    sync.Mutex
+	calls int
+}
+
+func (m *secondShutdown) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	m.calls++
+	n := m.calls
+	m.mu.Unlock()
+	err := m.Adapter.Shutdown(ctx)
+	if n == 2 {
+		return ErrMutant
+	}
+	return err
+}
+
+type closedShutdown struct {
+	decorator
+	mu     sync.Mutex
+	closed bool
+}
+
+func (m *closedShutdown) Shutdown(ctx context.Context) error {
+	m.mu.Lock()
+	was := m.closed
+	m.closed = true
+	m.mu.Unlock()
+	if was {
+		return ErrMutant
+	}
+	return m.Adapter.Shutdown(ctx)
+}
+
+// staleSnapshot serves its last snapshot when the adapter refuses one.
+type staleSnapshot struct {
+	decorator
+	mu   sync.Mutex
+	last *contract.HistorySnapshot
+}
+
+func (m *staleSnapshot) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		m.last = &s
+	} else if m.last != nil {
+		return *m.last, nil
+	}
+	return s, err
+}
+
+func (m *staleSnapshot) Shutdown(ctx context.Context) error {
+	_, _ = m.SnapshotHistory(ctx)
+	return m.Adapter.Shutdown(ctx)
+}
+
+// staleRebuild serves its last rebuild when the adapter refuses one.
+type staleRebuild struct {
+	decorator
+	mu   sync.Mutex
+	last *contract.HistorySnapshot
+}
+
+func (m *staleRebuild) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.RebuildDerivedState(ctx)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		m.last = &s
+	} else if m.last != nil {
+		return *m.last, nil
+	}
+	return s, err
+}
+
+func (m *staleRebuild) Shutdown(ctx context.Context) error {
+	_, _ = m.RebuildDerivedState(ctx)
+	return m.Adapter.Shutdown(ctx)
+}
+
+type closedCompletes struct{ decorator }
+
+func (m closedCompletes) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackAdapterClosed {
+		return contract.Completed(json.RawMessage(`null`), contract.PrivacySummary{Provider: req.Provider, Destination: contract.DestinationRemote}, nil)
+	}
+	return r
+}
+
+// closedSends still calls the transport after shutdown, then reports
+// adapter-closed as it should.
+type closedSends struct {
+	decorator
+	env *env
+}
+
+func (m closedSends) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Code == contract.FallbackAdapterClosed {
+		_, _ = m.env.transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: contract.DestinationRemote, Payload: json.RawMessage(`{}`)})
+	}
+	return r
+}
+
+// leakyDiagnostics records a diagnostic quoting the payload of every
+// completion that fails.
+type leakyDiagnostics struct {
+	decorator
+	mu    sync.Mutex
+	extra []contract.Diagnostic
+}
+
+func (m *leakyDiagnostics) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Status == contract.StatusFallback {
+		raw, _ := json.Marshal(req.Payload)
+		m.mu.Lock()
+		m.extra = append(m.extra[max(0, len(m.extra)-9):], contract.Diagnostic{Code: "completion-failed", Severity: contract.SeverityWarning, Message: "completion failed for " + string(raw)})
+		m.mu.Unlock()
+	}
+	return r
+}
+
+func (m *leakyDiagnostics) Diagnostics() []contract.Diagnostic {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append(m.Adapter.Diagnostics(), m.extra...)
+}
+
+// unboundedDiagnostics keeps a diagnostic for every failed completion.
+type unboundedDiagnostics struct {
+	decorator
+	mu    sync.Mutex
+	extra []contract.Diagnostic
+}
+
+func (m *unboundedDiagnostics) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Status == contract.StatusFallback {
+		m.mu.Lock()
+		m.extra = append(m.extra, contract.Diagnostic{Code: "completion-transport-failed", Severity: contract.SeverityWarning, Message: "Completion transport failed"})
+		m.mu.Unlock()
+	}
+	return r
+}
+
+func (m *unboundedDiagnostics) Diagnostics() []contract.Diagnostic {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append(m.Adapter.Diagnostics(), m.extra...)
+}
+
+// racySnapshot copies every snapshot's messages through one shared,
+// unsynchronised buffer, so concurrent snapshots corrupt one another.
+type racySnapshot struct {
+	decorator
+	scratch []contract.Message
+}
+
+func (m *racySnapshot) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err != nil {
+		return s, err
+	}
+	m.scratch = m.scratch[:0]
+	for _, msg := range s.Messages {
+		m.scratch = append(m.scratch, msg)
+		time.Sleep(time.Microsecond)
+	}
+	s.Messages = slices.Clone(m.scratch)
+	return s, nil
+}
+
+// zeroEmbeddings declares an embedding port whose vectors are all zeros.
+type zeroEmbeddings struct{ decorator }
+
+func (m zeroEmbeddings) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	return withEmbeddings(m.Adapter.CapabilityDeclarations())
+}
+
+func (m zeroEmbeddings) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	return contract.NegotiateCapabilities(m.CapabilityDeclarations(), reqs)
+}
+
+func (zeroEmbeddings) EmbeddingPort() contract.EmbeddingPort { return zeroPort{} }
+
+type zeroPort struct{}
+
+func (zeroPort) Identity() contract.EmbeddingIdentity {
+	return contract.EmbeddingIdentity{Provider: "mutant", Model: "zero", Dimensions: 4, Destination: contract.DestinationLocal}
+}
+
+func (zeroPort) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, len(texts))
+	for i := range out {
+		out[i] = make([]float64, 4)
+	}
+	return out, nil
+}
+
+// portlessEmbeddings declares embeddings but exposes no port.
+type portlessEmbeddings struct{ decorator }
+
+func (m portlessEmbeddings) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	return withEmbeddings(m.Adapter.CapabilityDeclarations())
+}
+
+func (m portlessEmbeddings) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	return contract.NegotiateCapabilities(m.CapabilityDeclarations(), reqs)
+}
+
+func (portlessEmbeddings) EmbeddingPort() contract.EmbeddingPort { return nil }
+
+func withEmbeddings(ds []contract.CapabilityDeclaration) []contract.CapabilityDeclaration {
+	out := slices.DeleteFunc(slices.Clone(ds), func(d contract.CapabilityDeclaration) bool {
+		return strings.EqualFold(d.ID, contract.CapabilityEmbeddings)
+	})
+	return append(out, contract.CapabilityDeclaration{ID: contract.CapabilityEmbeddings, Supported: true, Version: "embedding-port-v1"})
+}

@@ -1,0 +1,233 @@
+package mutants_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/types"
+	"github.com/onsi/gomega"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/reference"
+	"github.com/ds4context/adapterkit/spec"
+)
+
+// base is the correct adapter every mutant wraps.
+func base() conformance.Factory { return reference.NewConformanceFactory() }
+
+// correctName names the unmutated adapter's embedding in the suite.
+const correctName = "correct adapter"
+
+func failedCases(r conformance.Report) []string {
+	var ids []string
+	for _, c := range r.Cases {
+		if !c.Passed {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+func TestRunnerPassesCorrectAdapter(t *testing.T) {
+	r, err := conformance.Run(context.Background(), base())
+	if err != nil || !r.Passed {
+		t.Fatalf("Run(correct adapter) = passed %t, failed %q, err %v; want a passing report", r.Passed, failedCases(r), err)
+	}
+}
+
+func TestRunnerKillsEveryMutant(t *testing.T) {
+	killed := 0
+	for _, m := range mutants.Catalogue() {
+		t.Run(m.Name, func(t *testing.T) {
+			ctx := context.Background()
+			r, err := conformance.Run(ctx, m.Factory(base()))
+			b, _ := json.Marshal(r)
+			if conformance.ContainsProbe(b) || (err != nil && conformance.ContainsProbe([]byte(err.Error()))) {
+				t.Fatalf("the report or error holds a probe")
+			}
+			switch {
+			case m.RunnerErr != nil:
+				if !errors.Is(err, m.RunnerErr) || r.Cases != nil {
+					t.Fatalf("Run = %d cases, err %v; want no report and %v", len(r.Cases), err, m.RunnerErr)
+				}
+			case err != nil:
+				t.Fatalf("Run: %v", err)
+			case !slices.Equal(failedCases(r), m.RunnerFails):
+				t.Fatalf("failed cases %q, want %q", failedCases(r), m.RunnerFails)
+			}
+			verr := conformance.Verify(ctx, m.Factory(base()))
+			if verr != nil && conformance.ContainsProbe([]byte(verr.Error())) {
+				t.Fatalf("Verify's explanation holds a probe")
+			}
+			if len(m.RunnerFails) > 0 {
+				if aerr := conformance.Assert(r); !errors.Is(aerr, conformance.ErrCaseFailed) {
+					t.Fatalf("Assert = %v, want ErrCaseFailed", aerr)
+				}
+				var f *conformance.Failure
+				if !errors.As(verr, &f) || f.Case != m.RunnerFails[0] || f.Rule == "" || f.Expected == "" {
+					t.Fatalf("Verify = %v, want an explained failure of %s", verr, m.RunnerFails[0])
+				}
+			}
+			if len(m.RunnerFails) > 0 || m.RunnerErr != nil {
+				killed++
+			}
+		})
+	}
+	t.Logf("runner: %d of %d mutants fail a case or the run (the rest break rules only the Ginkgo suite's extended and property specs check)", killed, len(mutants.Catalogue()))
+}
+
+// Environment of the child processes that run the Ginkgo suite.
+const (
+	shardEnv = "ADAPTERKIT_MUTANT_SHARD"
+	shards   = 4
+)
+
+// TestMutantSuite is the Ginkgo suite the mutant test runs in child
+// processes, one per shard: the suite embedded once per mutant (and once
+// for the correct adapter), which is also what makes Describe's repeated
+// registration part of the tests.
+func TestMutantSuite(t *testing.T) {
+	shard, err := strconv.Atoi(os.Getenv(shardEnv))
+	if err != nil {
+		t.Skip("runs as a child process of TestSuiteKillsEveryMutant")
+	}
+	if shard == 0 {
+		spec.Describe(base(), spec.WithName(correctName))
+	}
+	for i, m := range mutants.Catalogue() {
+		if i%shards == shard {
+			spec.Describe(m.Factory(base()), spec.WithName("mutant "+m.Name))
+		}
+	}
+	gomega.RegisterFailHandler(ginkgo.Fail)
+	ginkgo.RunSpecs(t, "mutants")
+}
+
+// specKey is a spec's own label: its case id, or the name of the check.
+func specKey(r types.SpecReport) string {
+	for _, l := range r.Labels() {
+		if l != spec.LabelConformance && l != spec.LabelExtended && !strings.HasPrefix(l, spec.FeatureLabelPrefix) {
+			return l
+		}
+	}
+	return r.LeafNodeText
+}
+
+func runShards(t *testing.T) []types.SpecReport {
+	dir := t.TempDir()
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		reports []types.SpecReport
+		errs    []error
+	)
+	for shard := range shards {
+		wg.Go(func() {
+			file := filepath.Join(dir, fmt.Sprintf("shard%d.json", shard))
+			tmp := filepath.Join(dir, fmt.Sprintf("tmp%d", shard))
+			if err := os.Mkdir(tmp, 0o700); err != nil {
+				t.Error(err)
+				return
+			}
+			// No rapid fail files in the tree; shrinking is capped because
+			// how short the failing history gets does not matter here.
+			cmd := exec.Command(os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
+			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			_ = cmd.Run() // the child fails: its mutants must
+			b, err := os.ReadFile(file)
+			var rs []types.Report
+			if err == nil {
+				err = json.Unmarshal(b, &rs)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil || len(rs) != 1 {
+				errs = append(errs, fmt.Errorf("shard %d: no report (%v); output:\n%s", shard, err, out.String()))
+				return
+			}
+			if conformance.ContainsProbe(out.Bytes()) {
+				errs = append(errs, fmt.Errorf("shard %d: the suite's output holds a probe", shard))
+			}
+			// Every instance's cleanup ran, failed specs and property checks included.
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				errs = append(errs, fmt.Errorf("shard %d: %d temporary entries left behind (%v)", shard, len(left), err))
+			}
+			reports = append(reports, rs[0].SpecReports...)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	return reports
+}
+
+// childEnv is the environment without the variables that tune rapid or the
+// suite, so the children run the same checks wherever the test runs.
+func childEnv() []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "RAPID_") || strings.HasPrefix(kv, "ADAPTERKIT_")
+	})
+}
+
+func TestSuiteKillsEveryMutant(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite once per mutant")
+	}
+	failed := map[string][]string{}
+	ran := map[string]int{}
+	for _, r := range runShards(t) {
+		if r.LeafNodeType != types.NodeTypeIt {
+			continue
+		}
+		name := strings.TrimPrefix(r.ContainerHierarchyTexts[0], spec.SuiteTitle+" ")
+		ran[name]++
+		if r.State.Is(types.SpecStateFailureStates) {
+			failed[name] = append(failed[name], specKey(r))
+			msg := r.Failure.Message
+			if conformance.ContainsProbe([]byte(msg)) {
+				t.Errorf("%s: the failure of %s holds a probe", name, specKey(r))
+			}
+			if !strings.Contains(msg, "rule:") || !strings.Contains(msg, "rerun alone:") {
+				t.Errorf("%s: the failure of %s does not name the rule and how to rerun it:\n%s", name, specKey(r), msg)
+			}
+		}
+		if name == correctName && specKey(r) == mutants.EmbeddingPort &&
+			(r.State != types.SpecStateSkipped || !strings.Contains(r.Failure.Message, "does not declare the embeddings capability")) {
+			t.Errorf("the correct adapter without a port: embedding-port spec %s (%q), want skipped saying why", r.State, r.Failure.Message)
+		}
+	}
+	if ran[correctName] == 0 || len(failed[correctName]) > 0 {
+		t.Fatalf("correct adapter: %d specs ran, failed %q; want none failed", ran[correctName], failed[correctName])
+	}
+	killed := 0
+	for _, m := range mutants.Catalogue() {
+		name := "mutant " + m.Name
+		got, want := slices.Sorted(slices.Values(failed[name])), slices.Sorted(slices.Values(m.SpecsFail))
+		if ran[name] == 0 {
+			t.Errorf("%s: no spec ran", m.Name)
+			continue
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s (breaks: %s): failed specs %q, want %q", m.Name, m.Breaks, got, want)
+			continue
+		}
+		killed++
+	}
+	t.Logf("Ginkgo suite: killed %d of %d mutants, each in exactly the specs checking its rule", killed, len(mutants.Catalogue()))
+}

@@ -1,0 +1,206 @@
+package spec
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/onsi/ginkgo/v2"
+	"pgregory.net/rapid"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+func describeProperty(cfg *config) {
+	ginkgo.It("projects any valid canonical history: same ids in order, valid, with exactly the derived tool atomic groups",
+		ginkgo.Label(LabelProperty), func(ctx ginkgo.SpecContext) {
+			checkProperty(cfg, func(t *rapid.T) { projectionProperty(ctx, t, cfg) })
+		})
+}
+
+// projectionProperty hands a drawn history to the factory and checks the
+// snapshot is its faithful projection.
+func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) {
+	fx := conformance.NewFixture()
+	msgs := cfg.histories(fx.RuntimeID, fx.SessionID).Draw(t, "history")
+	fx.Messages = msgs
+	shape := HistoryShape(msgs)
+	s, err := conformance.StartWith(ctx, cfg.factory, fx)
+	if err != nil {
+		t.Fatalf("history %s: the factory must create an instance holding any valid history, got error: %s", shape, err)
+	}
+	defer func() {
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("history %s: the instance must shut down and clean up without error, got: %s", shape, err)
+		}
+	}()
+	snap, err := s.Adapter().SnapshotHistory(ctx)
+	if err != nil {
+		t.Fatalf("history %s: SnapshotHistory must project any valid history, got error: %s", shape, conformance.Redact(err.Error()))
+	}
+	if err := conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), msgs); err != nil {
+		f := err.(*conformance.Failure)
+		t.Fatalf("history %s:\nrule:     %s\nexpected: %s\nactual:   %s", shape, f.Rule, f.Expected, f.Actual)
+	}
+}
+
+// HistoryShape describes a history without its text: each message's role
+// and block kinds, e.g. "user[text] assistant[toolCall×2] tool[toolResult]", and
+// the number of tool calls and results.
+func HistoryShape(ms []contract.Message) string {
+	if len(ms) == 0 {
+		return "(empty)"
+	}
+	parts := make([]string, len(ms))
+	calls, results := 0, 0
+	for i := range ms {
+		var kinds []string
+		count := map[contract.BlockType]int{}
+		for _, b := range ms[i].Blocks {
+			t := b.Type()
+			if count[t] == 0 {
+				kinds = append(kinds, string(t))
+			}
+			count[t]++
+			switch t {
+			case contract.BlockToolCall:
+				calls++
+			case contract.BlockToolResult:
+				results++
+			}
+		}
+		for j, k := range kinds {
+			if n := count[contract.BlockType(k)]; n > 1 {
+				kinds[j] = k + "×" + strconv.Itoa(n)
+			}
+		}
+		parts[i] = string(ms[i].Role) + "[" + strings.Join(kinds, ",") + "]"
+	}
+	return fmt.Sprintf("%d messages, %d calls, %d results: %s", len(ms), calls, results, strings.Join(parts, " "))
+}
+
+// checkProperty is a thin wrapper around rapid.Check(GinkgoT(), prop): it
+// sets the number of checks, collects rapid's report and fails the spec
+// once with it, rapid's seed and a command that reruns the spec with it.
+func checkProperty(cfg *config, prop func(*rapid.T)) {
+	ginkgo.GinkgoHelper()
+	defer setChecks(cfg.propertyChecks)()
+	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT(), name: "adapterkit-" + nameUnsafe.ReplaceAllString(cfg.name, "-")}
+	func() {
+		defer func() {
+			if v := recover(); v != nil && v != errStopProperty {
+				panic(v)
+			}
+		}()
+		rapid.Check(tb, prop)
+	}()
+	if !tb.failed {
+		for _, l := range tb.lines {
+			ginkgo.GinkgoWriter.Println(l)
+		}
+		return
+	}
+	report := strings.Join(tb.lines, "\n")
+	// rapid replays the shrunk failure after this line: the same messages again.
+	if i := strings.Index(report, "\nFailed test output:"); i >= 0 {
+		report = report[:i]
+	}
+	env := ""
+	switch {
+	case tb.seed != "":
+		env = "RAPID_SEED=" + tb.seed
+	case tb.failfile != "":
+		env = "RAPID_FAILFILE=" + strconv.Quote(tb.failfile)
+	}
+	ginkgo.Fail(fmt.Sprintf("rule:     a snapshot is the faithful projection of the canonical history it was created from\n%s\n%s", report, rerunHint(cfg, env)))
+}
+
+var (
+	seedPattern     = regexp.MustCompile(`-rapid\.seed=(\d+)`)
+	failfilePattern = regexp.MustCompile(`-rapid\.failfile="((?:[^"\\]|\\.)*)"`)
+	nameUnsafe      = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
+)
+
+// rapidReproLine is rapid's own reproduction hint, written for go test -run;
+// the wrapper replaces it with a Ginkgo one.
+var rapidReproLine = regexp.MustCompile(`(?m)^To reproduce, specify .*$\n?`)
+
+var errStopProperty = &struct{ error }{}
+
+// propertyTB gives rapid a testing.TB that records failures instead of
+// failing the spec at the first message, so the spec fails once with the
+// whole (shrunk) report. Draw logs are dropped: they would print generated
+// history text.
+type propertyTB struct {
+	ginkgo.GinkgoTInterface
+	mu       sync.Mutex
+	name     string
+	failed   bool
+	seed     string
+	failfile string
+	lines    []string
+}
+
+func (t *propertyTB) Helper() {}
+
+// Name names rapid's fail files: one directory per embedding of the suite.
+func (t *propertyTB) Name() string { return t.name }
+func (t *propertyTB) add(s string, fail bool) {
+	s = strings.TrimRight(s, "\n")
+	if strings.HasPrefix(s, "[rapid] draw ") {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.failed = t.failed || fail
+	if m := seedPattern.FindStringSubmatch(s); m != nil {
+		t.seed = m[1]
+	}
+	if m := failfilePattern.FindStringSubmatch(s); m != nil {
+		if f, err := strconv.Unquote(`"` + m[1] + `"`); err == nil {
+			t.failfile = f
+		}
+	}
+	if s = strings.TrimRight(rapidReproLine.ReplaceAllString(s, ""), "\n"); s != "" {
+		t.lines = append(t.lines, s)
+	}
+}
+func (t *propertyTB) Log(args ...any)                   { t.add(fmt.Sprintln(args...), false) }
+func (t *propertyTB) Logf(format string, args ...any)   { t.add(fmt.Sprintf(format, args...), false) }
+func (t *propertyTB) Error(args ...any)                 { t.add(fmt.Sprintln(args...), true) }
+func (t *propertyTB) Errorf(format string, args ...any) { t.add(fmt.Sprintf(format, args...), true) }
+func (t *propertyTB) Fatal(args ...any)                 { t.Error(args...); panic(errStopProperty) }
+func (t *propertyTB) Fatalf(format string, args ...any) {
+	t.Errorf(format, args...)
+	panic(errStopProperty)
+}
+func (t *propertyTB) Fail()        { t.mu.Lock(); t.failed = true; t.mu.Unlock() }
+func (t *propertyTB) FailNow()     { t.Fail(); panic(errStopProperty) }
+func (t *propertyTB) Failed() bool { t.mu.Lock(); defer t.mu.Unlock(); return t.failed }
+
+// userChecks reports whether the user chose rapid's number of checks
+// explicitly (-rapid.checks or RAPID_CHECKS); then the suite leaves it alone.
+var userChecks = sync.OnceValue(func() bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	_, env := os.LookupEnv("RAPID_CHECKS")
+	return set || env
+})
+
+// setChecks sets rapid's number of checks to n unless the user chose it,
+// and returns a function restoring the previous value.
+func setChecks(n int) func() {
+	f := flag.Lookup("rapid.checks")
+	if f == nil || userChecks() {
+		return func() {}
+	}
+	old := f.Value.String()
+	_ = f.Value.Set(strconv.Itoa(n))
+	return func() { _ = f.Value.Set(old) }
+}
