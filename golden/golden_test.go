@@ -83,6 +83,7 @@ func TestUpdateEnvRewritesGoldens(t *testing.T) {
 // goldenNames are the goldens this package pins; each is asserted by name
 // in one of its tests.
 var goldenNames = []string{
+	"conformance-report-reference",
 	"fixture-histories",
 	"invalid-snapshots",
 	"localkv-eligibility-keys",
