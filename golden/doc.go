@@ -18,7 +18,8 @@
 //
 //	ADAPTERKIT_UPDATE_GOLDEN=1 go test ./golden/...
 //
-// and review the diff before committing it. Assert writes every golden it
+// (or ./... for the goldens of every package), and review the diff before
+// committing it. Assert writes every golden it
 // checks through goldie's Update, then compares as usual. goldie's own
 // -update flag and GOLDIE_UPDATE variable are ignored by Assert, so that no
 // test flag has to be passed to every package of "go test ./...". goldie
