@@ -1,6 +1,8 @@
 package golden_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +67,9 @@ func TestPackagesEmitTheRegistryVersions(t *testing.T) {
 	if !key.Eligible || key.Key.Version != r.LocalKVEligibilityVersion {
 		t.Errorf("eligibility key version %q (eligible %v), want %q", key.Key.Version, key.Eligible, r.LocalKVEligibilityVersion)
 	}
+	if d := localkv.NewController(idlePort{}).Diagnostics(); d.Version != r.LocalKVDiagnosticsVersion {
+		t.Errorf("local KV diagnostics version %q, want %q", d.Version, r.LocalKVDiagnosticsVersion)
+	}
 	n := contract.NegotiateCapabilities(nil, nil)
 	if n.ContractVersion != r.ContractVersion {
 		t.Errorf("negotiation contract version %q, want %q", n.ContractVersion, r.ContractVersion)
@@ -76,6 +81,17 @@ func TestPackagesEmitTheRegistryVersions(t *testing.T) {
 	if !slices.Equal(ids, r.CapabilityIDs) {
 		t.Errorf("negotiation lists %q, want the registry order %q", ids, r.CapabilityIDs)
 	}
+}
+
+// idlePort is a runtime port that is never called.
+type idlePort struct{}
+
+func (idlePort) TryReuse(context.Context, localkv.ReuseRequest) (localkv.ReuseAnswer, error) {
+	return localkv.ReuseAnswer{}, errors.New("idle port")
+}
+
+func (idlePort) FullReplay(context.Context, localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
+	return localkv.ReplayAnswer{}, errors.New("idle port")
 }
 
 // recordingTB is a testing.TB that records failures instead of failing the
