@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/ds4context/adapterkit/tools/fixturegen/internal/build"
 )
@@ -40,6 +41,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if fl.NArg() > 0 {
 		fmt.Fprintf(stderr, "fixturegen: unexpected arguments %q\n", fl.Args())
 		return 2
+	}
+	explicit := false
+	fl.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "dir" })
+	if !explicit {
+		// The default is relative: refuse to write a stray folder when the
+		// command does not run from the module root.
+		if _, err := os.Stat(filepath.Join(filepath.Dir(*dir), "doc.go")); err != nil {
+			fmt.Fprintf(stderr, "fixturegen: %s is not the fixtures data folder; run from the module root or pass -dir\n", *dir)
+			return 2
+		}
 	}
 	files, err := build.Generate()
 	if err != nil {

@@ -79,4 +79,12 @@ func TestBadArguments(t *testing.T) {
 	if code := run([]string{"extra"}, &out, &errOut); code != 2 {
 		t.Errorf("positional argument: exit %d, want 2", code)
 	}
+	// The default folder is relative to the module root; from this
+	// package's folder it does not exist, and nothing may be written.
+	if code := run(nil, &out, &errOut); code != 2 {
+		t.Errorf("default folder outside the module root: exit %d, want 2", code)
+	}
+	if _, err := os.Stat("fixtures"); err == nil {
+		t.Error("a stray fixtures folder was written")
+	}
 }
