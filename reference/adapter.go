@@ -69,6 +69,9 @@ type Options struct {
 	// EmbeddingPort, when set, is exposed through EmbeddingPort and
 	// declared as the embeddings capability.
 	EmbeddingPort contract.EmbeddingPort
+	// LocalKV, when set, configures local KV reuse through a runtime port
+	// (see LocalKVOptions); nil declares local-kv-reuse unsupported.
+	LocalKV *LocalKVOptions
 	// MaxBytes bounds the history file size; 0 means DefaultMaxBytes and a
 	// negative value is rejected.
 	MaxBytes int64
@@ -88,6 +91,7 @@ type Adapter struct {
 	transport contract.Transport
 	embedding contract.EmbeddingPort
 	privacy   *privacy.Engine
+	kv        *localKV // nil when local KV is not configured
 
 	closed atomic.Bool
 	diags  ring
@@ -143,6 +147,10 @@ func New(opts Options) (*Adapter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
+	kv, err := newLocalKV(opts.LocalKV, cfg)
+	if err != nil {
+		return nil, err
+	}
 	return &Adapter{
 		runtimeID: runtimeID,
 		root:      root,
@@ -150,6 +158,7 @@ func New(opts Options) (*Adapter, error) {
 		transport: opts.Transport,
 		embedding: opts.EmbeddingPort,
 		privacy:   engine,
+		kv:        kv,
 		store:     store{path: opts.HistoryPath, limits: l},
 	}, nil
 }
@@ -159,9 +168,10 @@ func (a *Adapter) Identity() contract.Identity {
 	return contract.Identity{RuntimeID: a.runtimeID, AdapterName: AdapterName, AdapterVersion: Version, ContractVersion: contract.ContractVersion}
 }
 
-// CapabilityDeclarations declares compaction, provider continuation and
-// local KV reuse unsupported, and embeddings supported exactly when an
-// embedding port is configured.
+// CapabilityDeclarations declares compaction and provider continuation
+// unsupported, embeddings supported exactly when an embedding port is
+// configured, and local KV reuse supported exactly when a local KV port is
+// configured (enabled or not).
 func (a *Adapter) CapabilityDeclarations() []contract.CapabilityDeclaration {
 	emb := contract.CapabilityDeclaration{ID: contract.CapabilityEmbeddings, Reason: ReasonNoEmbeddingPort}
 	if a.embedding != nil {
@@ -171,7 +181,7 @@ func (a *Adapter) CapabilityDeclarations() []contract.CapabilityDeclaration {
 		{ID: contract.CapabilityCompaction, Reason: ReasonNoCompaction},
 		{ID: contract.CapabilityProviderContinuation, Reason: ReasonNoProviderContinuation},
 		emb,
-		{ID: contract.CapabilityLocalKVReuse, Reason: ReasonNoLocalKV},
+		a.kv.declaration(),
 	}
 }
 
@@ -303,6 +313,13 @@ func (a *Adapter) enforce(provider string, payload any) (res contract.PrivacyRes
 // adapter, a request without provider or model, a privacy failure (the
 // transport is then not called) and a transport error each give an
 // explicit fallback.
+//
+// With local KV configured and enabled, a request whose sanitised
+// destination is local is first offered to the local KV path (see
+// LocalKVOptions): a KV completion carries LocalKV metadata; an ineligible
+// request goes through the transport as usual; a failed KV path records
+// local-kv-replay-failed and sends the full sanitised payload through the
+// transport.
 func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
 	if a.closed.Load() {
 		return contract.Fallback(contract.FallbackAdapterClosed, ReasonAdapterClosed, false)
@@ -315,7 +332,15 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 	if err != nil {
 		return contract.Fallback(contract.FallbackPrivacyEnforcementFail, ReasonPrivacyFailed, false)
 	}
-	out, err := a.send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: res.Destination, Payload: res.Payload})
+	treq := contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: res.Destination, Payload: res.Payload}
+	out, meta, done, failed := a.kv.complete(ctx, a.runtimeID, treq)
+	if done {
+		return contract.Completed(out, res.Summary(), meta)
+	}
+	if failed {
+		a.diags.record(localKVDiagnostic(CodeLocalKVReplayFailed))
+	}
+	out, err = a.send(ctx, treq)
 	if err != nil {
 		a.diags.add(CodeTransportFailed)
 		return contract.Fallback(contract.FallbackTransportFailed, ReasonTransportFailed, true)
@@ -339,15 +364,23 @@ func (a *Adapter) send(ctx context.Context, req contract.TransportRequest) (out 
 // oldest first.
 func (a *Adapter) Diagnostics() []contract.Diagnostic { return a.diags.list() }
 
-// Shutdown closes the adapter and drops its cache. The first call records
-// adapter-closed; later calls do nothing and return nil.
-func (a *Adapter) Shutdown(context.Context) error {
+// Shutdown closes the adapter and drops its cache. The first call shuts the
+// local KV port down (when one is configured, enabled or not), recording
+// local-kv-shutdown-failed if that fails, then records adapter-closed;
+// later calls do nothing. It returns nil: a port that fails to shut down
+// does not keep the adapter open.
+func (a *Adapter) Shutdown(ctx context.Context) error {
 	if !a.closed.CompareAndSwap(false, true) {
 		return nil
 	}
 	a.mu.Lock()
 	a.store.c = nil
 	a.mu.Unlock()
+	if a.kv != nil {
+		if err := a.kv.shutdown(ctx); err != nil {
+			a.diags.record(localKVDiagnostic(CodeLocalKVShutdownFailed))
+		}
+	}
 	a.diags.add(CodeAdapterClosed)
 	return nil
 }

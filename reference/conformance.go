@@ -2,6 +2,7 @@ package reference
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 
@@ -12,7 +13,9 @@ import (
 // adapter. Each Create makes a fresh temporary folder holding a project
 // root and a history file written with CreateHistory from the fixture,
 // and an adapter over them with the fixture's runtime id and model and the
-// given transport. The instance's cleanup removes the folder.
+// given transport. When the setup carries a local KV port, the adapter is
+// configured with it, enabled, and prepares payloads with
+// conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder.
 func NewConformanceFactory() conformance.Factory {
 	return conformance.NewFactory(AdapterName, createConformanceInstance)
 }
@@ -42,15 +45,37 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup) (in
 	if err := CreateHistory(ctx, path, h, fx.Messages); err != nil {
 		return inst, err
 	}
-	a, err := New(Options{
+	opts := Options{
 		HistoryPath: path,
 		RuntimeID:   fx.RuntimeID,
 		ProjectRoot: root,
 		Model:       &fx.Model,
 		Transport:   setup.Transport,
-	})
+	}
+	if setup.LocalKVPort != nil {
+		opts.LocalKV = &LocalKVOptions{
+			Enabled:         true,
+			Port:            setup.LocalKVPort,
+			RuntimeRevision: conformance.LocalKVRuntimeRevision,
+			ModelRevision:   conformance.LocalKVModelRevision,
+			Prepare:         prepareConformancePayload,
+		}
+	}
+	a, err := New(opts)
 	if err != nil {
 		return inst, err
 	}
 	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup}, nil
+}
+
+// prepareConformancePayload reads the payload shape of the local KV
+// conformance checks.
+func prepareConformancePayload(payload json.RawMessage) (LocalKVPrepared, bool) {
+	p, ok := conformance.ReadLocalKVPrompt(payload)
+	if !ok {
+		return LocalKVPrepared{}, false
+	}
+	system, tool := p.Options()
+	return LocalKVPrepared{PromptPrefix: []byte(p.Prefix), SystemOptions: system, ToolOptions: tool,
+		PrefixTokenCount: p.PrefixTokens, ContextTokenCount: p.ContextTokens}, true
 }

@@ -29,6 +29,8 @@ var diagnosticMessages = map[string]string{
 	CodePrivacyEnforcement:      "Privacy enforcement failed closed before completion transport",
 	CodeCompletionInvalid:       "Completion request is missing provider or model identity",
 	CodeTransportFailed:         "Completion transport failed; native runtime fallback remains available",
+	CodeLocalKVReplayFailed:     "Local KV transport failed; completion retried with a full prompt through native transport",
+	CodeLocalKVShutdownFailed:   "Runtime KV shutdown failed after adapter closure",
 	CodeAdapterClosed:           "Reference adapter lifecycle closed cleanly",
 }
 
@@ -40,6 +42,8 @@ var diagnosticSeverities = map[string]contract.Severity{
 	CodePrivacyEnforcement:      contract.SeverityError,
 	CodeCompletionInvalid:       contract.SeverityWarning,
 	CodeTransportFailed:         contract.SeverityWarning,
+	CodeLocalKVReplayFailed:     contract.SeverityWarning,
+	CodeLocalKVShutdownFailed:   contract.SeverityWarning,
 	CodeAdapterClosed:           contract.SeverityInfo,
 }
 

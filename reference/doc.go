@@ -57,6 +57,33 @@
 // root reached through a symlink is resolved again each time). Callers
 // always get a deep copy they may modify freely.
 //
+// # Local KV reuse
+//
+// A host whose local inference runtime keeps reusable prefix (KV) state sets
+// Options.LocalKV with a localkv.RuntimePort. The adapter then declares
+// local-kv-reuse supported with the capability version (default
+// local-kv-runtime-port-v1), whether or not the path is enabled. Only when
+// LocalKVOptions.Enabled is set and the sanitised destination is local does
+// a completion take the path: Prepare reads the prefix, options and token
+// counts from a copy of the sanitised payload, and a localkv.Controller
+// derives the eligibility key (with the adapter's runtime id, the request's
+// provider and model, the configured revisions and the privacy policy
+// version), tries reuse and fully replays every non-hit. A completion served
+// this way carries LocalKV metadata (mode, token counts, latency).
+//
+// Nothing found by Prepare, and an ineligible request, go through the
+// ordinary transport without a diagnostic. Any failure of the path — a
+// failed or malformed full replay, a panic in Prepare or the port — records
+// local-kv-replay-failed (a warning about capability local-kv-reuse) and sends the
+// full sanitised payload through the transport, whose own failure then
+// falls back as usual. Shutdown calls the port's shutdown once, recording
+// local-kv-shutdown-failed before adapter-closed if it fails.
+//
+// The path never reads or writes the history file, and nothing it reports
+// (diagnostics, metadata, errors, LocalKVDiagnostics) contains the prefix,
+// the payload, the key or a handle: the port is given the key and the
+// payload, and returns only outputs and counts.
+//
 // # Deviations from the TypeScript kit
 //
 //   - A file that is not valid UTF-8 is rejected as corrupt; the TypeScript

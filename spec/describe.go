@@ -30,6 +30,7 @@ func Describe(factory conformance.Factory, opts ...Option) bool {
 	ginkgo.Describe(SuiteTitle+" "+cfg.name, func() {
 		describeCases(cfg)
 		describeExtended(cfg)
+		describeLocalKV(cfg)
 		describeProperty(cfg)
 	})
 	return true

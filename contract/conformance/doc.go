@@ -35,6 +35,11 @@
 // caller's choosing; the Ginkgo suite in package spec uses them to give
 // every case a fresh instance.
 //
+// The seven cases hand the factory no local KV port. The local KV checks of
+// package spec use StartLocalKV, which also hands it a RecordingKVPort as
+// Setup.LocalKVPort, and send payloads of the shape LocalKVPayload writes
+// and ReadLocalKVPrompt reads.
+//
 // Nothing this package writes — reports, errors, failure explanations —
 // holds the probes the privacy case sends (ProbePrivateValue,
 // ProbeCredential) or the payloads the cases send: adapter-provided text is

@@ -4,14 +4,23 @@ import (
 	"context"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // Setup is what a Factory receives to create one adapter instance: the
 // fixture whose history the instance must hold, and the completion transport
 // it must inject at its provider boundary.
+//
+// LocalKVPort is nil except in the local KV checks. When it is set, a
+// factory whose adapter supports local KV reuse must configure the adapter
+// with this port, enabled, and read the reusable prefix of a payload with
+// ReadLocalKVPrompt; a factory whose adapter does not support it ignores
+// the port, and the checks are skipped because the capability is not
+// declared.
 type Setup struct {
-	Fixture   Fixture
-	Transport contract.Transport
+	Fixture     Fixture
+	Transport   contract.Transport
+	LocalKVPort localkv.RuntimePort
 }
 
 // Instance is one adapter created by a Factory, with the project root the

@@ -31,8 +31,16 @@ func Start(ctx context.Context, factory Factory) (*Session, error) {
 // StartWith is Start with a caller-chosen fixture, for checks that hand the
 // factory other histories (the fixture's runtime and session ids should stay
 // those of the messages).
-func StartWith(ctx context.Context, factory Factory, fixture Fixture) (s *Session, err error) {
+func StartWith(ctx context.Context, factory Factory, fixture Fixture) (*Session, error) {
+	return start(ctx, factory, Setup{Fixture: fixture})
+}
+
+// start creates an instance from factory with setup and a new
+// RecordingTransport as setup.Transport.
+func start(ctx context.Context, factory Factory, setup Setup) (s *Session, err error) {
+	fixture := setup.Fixture
 	transport := NewRecordingTransport()
+	setup.Transport = transport
 	var inst Instance
 	func() {
 		defer func() {
@@ -40,7 +48,7 @@ func StartWith(ctx context.Context, factory Factory, fixture Fixture) (s *Sessio
 				err = fmt.Errorf("%w: Create panicked: %s", ErrFactory, scrub(fmt.Sprint(v)))
 			}
 		}()
-		inst, err = factory.Create(ctx, Setup{Fixture: fixture, Transport: transport})
+		inst, err = factory.Create(ctx, setup)
 	}()
 	if err != nil {
 		if !errors.Is(err, ErrFactory) {

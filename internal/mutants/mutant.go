@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // Spec keys: the own label of every spec of the Ginkgo suite (case ids for
@@ -42,6 +43,9 @@ type Mutant struct {
 	// SpecsFail lists the keys of the Ginkgo specs that must fail.
 	SpecsFail []string
 	wrap      func(inner contract.Adapter, env *env) contract.Adapter
+	// port, when set, replaces the local KV port a setup carries before
+	// the base factory sees it (see localkv.go).
+	port func(suite localkv.RuntimePort, env *env) localkv.RuntimePort
 }
 
 // env is what a mutant may use besides the adapter it wraps.
@@ -52,6 +56,8 @@ type env struct {
 	// transport (see unsanitisedPayload).
 	mu  sync.Mutex
 	raw json.RawMessage
+	// kv is the local KV state of mutants that break local KV rules.
+	kv kvEnv
 }
 
 // Factory returns base's factory with every instance wrapped by the mutant.
@@ -66,6 +72,12 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 			e.mu.Unlock()
 			return e.transport.Send(ctx, req)
 		})
+		if setup.LocalKVPort != nil {
+			e.kv.port = setup.LocalKVPort
+			if m.port != nil {
+				setup.LocalKVPort = m.port(setup.LocalKVPort, e)
+			}
+		}
 		inst, err := base.Create(ctx, setup)
 		if err != nil {
 			return inst, err
@@ -88,7 +100,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 }
 
 // Catalogue returns every mutant.
-func Catalogue() []Mutant { return slices.Clone(catalogue) }
+func Catalogue() []Mutant { return slices.Concat(catalogue, localKVCatalogue) }
 
 func all(ids ...string) []string { return ids }
 
