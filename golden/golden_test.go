@@ -88,6 +88,7 @@ var goldenNames = []string{
 	"invalid-snapshots",
 	"localkv-eligibility-keys",
 	"negotiation-matrix",
+	"reference-jsonl-outcomes",
 	"registry-0.2",
 }
 
