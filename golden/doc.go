@@ -1,10 +1,11 @@
 // Package golden pins stable outputs of the kit in golden files: the 0.2
 // compatibility registry, the capability negotiation table, the tool groups
 // and validation issues of every fixture, the reference adapter's
-// conformance report and local KV eligibility keys. Its tests hold the
-// pins; the package itself exports the small helper they use, Assert, which
-// adapter repositories can use for their own goldens from plain tests or
-// from Ginkgo (with GinkgoTB()).
+// conformance report, how the reference adapter reads every reference JSONL
+// fixture, and local KV eligibility keys. Its tests hold the pins; the
+// package itself exports the small helper they use, Assert, which adapter
+// repositories can use for their own goldens from plain tests or from
+// Ginkgo (with GinkgoTB()).
 //
 // A golden file is the value's indented JSON (two spaces, no HTML escaping,
 // a final newline) stored as <dir>/<name>.golden, dir being "testdata"
