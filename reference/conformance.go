@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -16,11 +17,34 @@ import (
 // given transport. When the setup carries a local KV port, the adapter is
 // configured with it, enabled, and prepares payloads with
 // conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder.
-func NewConformanceFactory() conformance.Factory {
-	return conformance.NewFactory(AdapterName, createConformanceInstance)
+func NewConformanceFactory(opts ...FactoryOption) conformance.Factory {
+	var cfg factoryConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	name := AdapterName
+	if cfg.embedding != nil {
+		name += " with embedding port"
+	}
+	return conformance.NewFactory(name, func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		return createConformanceInstance(ctx, setup, cfg)
+	})
 }
 
-func createConformanceInstance(ctx context.Context, setup conformance.Setup) (inst conformance.Instance, err error) {
+// FactoryOption configures NewConformanceFactory.
+type FactoryOption func(*factoryConfig)
+
+type factoryConfig struct {
+	embedding contract.EmbeddingPort
+}
+
+// WithEmbeddingPort gives every adapter the factory creates this embedding
+// port, so the suite's embedding checks run instead of being skipped.
+func WithEmbeddingPort(port contract.EmbeddingPort) FactoryOption {
+	return func(c *factoryConfig) { c.embedding = port }
+}
+
+func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg factoryConfig) (inst conformance.Instance, err error) {
 	dir, err := os.MkdirTemp("", "ds4-reference-conformance-")
 	if err != nil {
 		return inst, err
@@ -46,11 +70,12 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup) (in
 		return inst, err
 	}
 	opts := Options{
-		HistoryPath: path,
-		RuntimeID:   fx.RuntimeID,
-		ProjectRoot: root,
-		Model:       &fx.Model,
-		Transport:   setup.Transport,
+		HistoryPath:   path,
+		RuntimeID:     fx.RuntimeID,
+		ProjectRoot:   root,
+		Model:         &fx.Model,
+		Transport:     setup.Transport,
+		EmbeddingPort: cfg.embedding,
 	}
 	if setup.LocalKVPort != nil {
 		opts.LocalKV = &LocalKVOptions{
