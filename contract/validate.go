@@ -82,7 +82,7 @@ func nonEmpty(s string) *string {
 //
 // It runs in O(n log n) time in the size of the snapshot.
 func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
-	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) })
+	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) }, false)
 }
 
 // BuildAndValidateSnapshot sets s.ToolAtomicGroups to
@@ -94,12 +94,15 @@ func BuildAndValidateSnapshot(s *HistorySnapshot) []ValidationIssue {
 	return validate(s, func() *toolGraph {
 		s.ToolAtomicGroups = g.groups()
 		return g
-	})
+	}, true)
 }
 
 // validate runs the checks of ValidateHistorySnapshot; graph supplies the
-// tool graph of s.Messages and runs alongside the message checks.
-func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
+// tool graph of s.Messages and runs alongside the message checks. When
+// derived is set, s.ToolAtomicGroups are the graph's own groups, in group
+// order: their members and calls are then known by index and need no
+// lookups.
+func validate(s *HistorySnapshot, graph func() *toolGraph, derived bool) []ValidationIssue {
 	out := issues{}
 	if s.SchemaVersion != HistorySchemaVersion {
 		out.add(CodeHistorySchemaIncompatible)
@@ -119,9 +122,17 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	// Message ids → index of their first message.
 	msgID := func(i int32) string { return s.Messages[i].ID }
 	known := newIDTable(len(s.Messages))
+	var first []int32 // with derived groups: index of the first message with each message's id
+	if derived {
+		first = make([]int32, len(s.Messages))
+	}
 	for i := range s.Messages {
 		m := &s.Messages[i]
-		if _, dup := known.insert(m.ID, int32(i), msgID); dup {
+		x, dup := known.insert(m.ID, int32(i), msgID)
+		if first != nil {
+			first[i] = x
+		}
+		if dup {
 			out.add(CodeHistoryMessageIDDuplicate).MessageID = nonEmpty(m.ID)
 		} else if IsBlank(m.ID) {
 			out.add(CodeHistoryMessageIDMissing).MessageID = nonEmpty(m.ID)
@@ -157,8 +168,18 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 		if IsBlank(sg.ID) || len(sg.MessageIDs) == 0 || len(sg.ToolCallIDs) == 0 {
 			out.add(CodeToolAtomicGroupInvalid)
 		}
-		for _, mid := range sg.MessageIDs {
-			mi := known.find(mid, msgID)
+		var members, calls []int32
+		if derived {
+			c := &g.comps[g.order[gi]]
+			members, calls = g.members[c.memStart:c.memEnd], g.compIDs[c.idStart:c.idEnd]
+		}
+		for k, mid := range sg.MessageIDs {
+			var mi int32
+			if derived {
+				mi = first[members[k]]
+			} else {
+				mi = known.find(mid, msgID)
+			}
 			if mi < 0 {
 				id := mid
 				out.add(CodeToolAtomicMessageMissing).MessageID = &id
@@ -169,9 +190,15 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 				listedMsg[mi] = true
 			}
 		}
-		for _, cid := range sg.ToolCallIDs {
+		for k, cid := range sg.ToolCallIDs {
 			listed := false
-			if x := g.lookup(cid); x >= 0 {
+			var x int32
+			if derived {
+				x = calls[k]
+			} else {
+				x = g.lookup(cid)
+			}
+			if x >= 0 {
 				listed = lastGroup[x] != 0
 				lastGroup[x] = int32(gi + 1)
 			} else {
