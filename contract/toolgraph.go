@@ -316,3 +316,30 @@ func (g *toolGraph) groups() []ToolAtomicGroup {
 	wait()
 	return out
 }
+
+// matches reports whether the snapshot's groups list exactly the graph's
+// groups in group order: the same members and calls in the same order and
+// the same completeness (group ids are not compared).
+func (g *toolGraph) matches(s *HistorySnapshot) bool {
+	if len(s.ToolAtomicGroups) != len(g.order) {
+		return false
+	}
+	for gi, ci := range g.order {
+		sg, c := &s.ToolAtomicGroups[gi], &g.comps[ci]
+		members, calls := g.members[c.memStart:c.memEnd], g.compIDs[c.idStart:c.idEnd]
+		if sg.Complete != c.complete || len(sg.MessageIDs) != len(members) || len(sg.ToolCallIDs) != len(calls) {
+			return false
+		}
+		for k, m := range members {
+			if sg.MessageIDs[k] != g.messages[m].ID {
+				return false
+			}
+		}
+		for k, x := range calls {
+			if sg.ToolCallIDs[k] != g.ids[x] {
+				return false
+			}
+		}
+	}
+	return true
+}

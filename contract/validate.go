@@ -82,7 +82,7 @@ func nonEmpty(s string) *string {
 //
 // It runs in O(n log n) time in the size of the snapshot.
 func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
-	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) }, false)
+	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) })
 }
 
 // BuildAndValidateSnapshot sets s.ToolAtomicGroups to
@@ -94,15 +94,12 @@ func BuildAndValidateSnapshot(s *HistorySnapshot) []ValidationIssue {
 	return validate(s, func() *toolGraph {
 		s.ToolAtomicGroups = g.groups()
 		return g
-	}, true)
+	})
 }
 
 // validate runs the checks of ValidateHistorySnapshot; graph supplies the
-// tool graph of s.Messages and runs alongside the message checks. When
-// derived is set, s.ToolAtomicGroups are the graph's own groups, in group
-// order: their members and calls are then known by index and need no
-// lookups.
-func validate(s *HistorySnapshot, graph func() *toolGraph, derived bool) []ValidationIssue {
+// tool graph of s.Messages and runs alongside the message checks.
+func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	out := issues{}
 	if s.SchemaVersion != HistorySchemaVersion {
 		out.add(CodeHistorySchemaIncompatible)
@@ -122,16 +119,11 @@ func validate(s *HistorySnapshot, graph func() *toolGraph, derived bool) []Valid
 	// Message ids → index of their first message.
 	msgID := func(i int32) string { return s.Messages[i].ID }
 	known := newIDTable(len(s.Messages))
-	var first []int32 // with derived groups: index of the first message with each message's id
-	if derived {
-		first = make([]int32, len(s.Messages))
-	}
+	first := make([]int32, len(s.Messages)) // index of the first message with each message's id
 	for i := range s.Messages {
 		m := &s.Messages[i]
 		x, dup := known.insert(m.ID, int32(i), msgID)
-		if first != nil {
-			first[i] = x
-		}
+		first[i] = x
 		if dup {
 			out.add(CodeHistoryMessageIDDuplicate).MessageID = nonEmpty(m.ID)
 		} else if IsBlank(m.ID) {
@@ -159,6 +151,9 @@ func validate(s *HistorySnapshot, graph func() *toolGraph, derived bool) []Valid
 
 	// Step 7: the snapshot's own groups. Listed messages and calls are
 	// tracked by index; call ids the history does not know get their own map.
+	// When the snapshot's groups are exactly the derived ones (the common
+	// case), members and calls are known by index without lookups.
+	derived := g.matches(s)
 	listedMsg := make([]bool, len(s.Messages))
 	lastGroup := make([]int32, len(g.ids)) // group index + 1 of the last group listing the id
 	var unknownCalls map[string]bool       // listed ids absent from the history
