@@ -7,36 +7,56 @@ import (
 
 // idTable is an open-addressing hash set of strings held elsewhere (message
 // ids, tool call ids), mapping each to the index of its first occurrence.
-// A slot packs 32 bits of the string's hash with index+1 into one word, so a
-// table for 100,000 ids is 2 MiB and probing rarely leaves the cache; the
-// string itself is read only when the hashes agree.
+// A slot is one 32-bit word: index+1 in the low bits (as many as the table
+// needs) and the top bits of the string's hash above them, so a table for
+// 100,000 ids is 1 MiB, probing rarely leaves the cache, and the string
+// itself is read only when the hash bits agree.
 type idTable struct {
-	slots []uint64
-	mask  uint64
-	count int
-	seed  maphash.Seed
+	slots     []uint32
+	mask      uint64
+	indexBits uint // low bits of a slot holding index+1
+	count     int
+	seed      maphash.Seed
 }
 
 func newIDTable(n int) *idTable {
-	size := uint64(16)
+	size := 16
 	if n > 4 {
-		size = 1 << bits.Len64(uint64(n)*2-1) // at most half full
+		size = 1 << bits.Len(uint(n)*2-1) // at most half full
 	}
-	return &idTable{slots: make([]uint64, size), mask: size - 1, seed: maphash.MakeSeed()}
+	t := &idTable{seed: maphash.MakeSeed()}
+	t.resize(size)
+	return t
 }
+
+func (t *idTable) resize(size int) {
+	t.slots = make([]uint32, size)
+	t.mask = uint64(size - 1)
+	// index+1 ≤ count ≤ size/2, so log2(size) bits hold it.
+	t.indexBits = uint(bits.Len(uint(size))) - 1
+}
+
+// split returns a string's home slot and its tag: the hash bits a slot
+// keeps above the index.
+func (t *idTable) split(id string) (home uint64, tag uint32) {
+	h := maphash.String(t.seed, id)
+	return h & t.mask, uint32(h>>32) >> t.indexBits << t.indexBits
+}
+
+func (t *idTable) tagMask() uint32 { return ^uint32(0) >> t.indexBits << t.indexBits }
 
 // find returns the index stored for id, or -1. str maps a stored index to
 // its string.
 func (t *idTable) find(id string, str func(int32) string) int32 {
-	h := maphash.String(t.seed, id)
-	tag := h >> 32
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
+	i, tag := t.split(id)
+	tm := t.tagMask()
+	for ; ; i = (i + 1) & t.mask {
 		s := t.slots[i]
 		if s == 0 {
 			return -1
 		}
-		if s>>32 == tag {
-			if x := int32(uint32(s)) - 1; str(x) == id {
+		if s&tm == tag {
+			if x := int32(s&^tm) - 1; str(x) == id {
 				return x
 			}
 		}
@@ -50,17 +70,17 @@ func (t *idTable) insert(id string, x int32, str func(int32) string) (int32, boo
 	if 2*(t.count+1) > len(t.slots) {
 		t.grow(str)
 	}
-	h := maphash.String(t.seed, id)
-	tag := h >> 32
-	for i := h & t.mask; ; i = (i + 1) & t.mask {
+	i, tag := t.split(id)
+	tm := t.tagMask()
+	for ; ; i = (i + 1) & t.mask {
 		s := t.slots[i]
 		if s == 0 {
-			t.slots[i] = tag<<32 | uint64(uint32(x+1))
+			t.slots[i] = tag | uint32(x+1)
 			t.count++
 			return x, false
 		}
-		if s>>32 == tag {
-			if y := int32(uint32(s)) - 1; str(y) == id {
+		if s&tm == tag {
+			if y := int32(s&^tm) - 1; str(y) == id {
 				return y, true
 			}
 		}
@@ -68,18 +88,17 @@ func (t *idTable) insert(id string, x int32, str func(int32) string) (int32, boo
 }
 
 func (t *idTable) grow(str func(int32) string) {
-	old := t.slots
-	t.slots = make([]uint64, 2*len(old))
-	t.mask = uint64(len(t.slots) - 1)
+	old, oldMask := t.slots, t.tagMask()
+	t.resize(2 * len(old))
 	for _, s := range old {
 		if s == 0 {
 			continue
 		}
-		h := maphash.String(t.seed, str(int32(uint32(s))-1))
-		i := h & t.mask
+		x := int32(s&^oldMask) - 1
+		i, tag := t.split(str(x))
 		for t.slots[i] != 0 {
 			i = (i + 1) & t.mask
 		}
-		t.slots[i] = s
+		t.slots[i] = tag | uint32(x+1)
 	}
 }

@@ -198,51 +198,75 @@ func (g *toolGraph) connect() {
 
 // groupOrder sorts the components by their first message id, bytewise, ties
 // in history order. Ids usually share a long prefix ("session:entry-…"), so
-// each key carries the next eight bytes after the prefix common to all ids
-// as an integer: most comparisons are then one integer comparison.
+// each component is keyed by the eight bytes after the prefix common to all
+// first ids, read as a big-endian integer: a stable radix sort on that key
+// orders almost everything, and only runs of equal keys are compared as
+// whole strings.
 func groupOrder(g *toolGraph) []int32 {
-	type key struct {
-		next  uint64
-		first string
-		comp  int32
+	n := len(g.comps)
+	firstID := func(c int32) string { return g.messages[g.members[g.comps[c].memStart]].ID }
+	lcp := 0
+	if n > 0 {
+		lcp = len(firstID(0))
 	}
-	keys := make([]key, len(g.comps))
-	lcp := -1
-	for ci := range g.comps {
-		id := g.messages[g.members[g.comps[ci].memStart]].ID
-		keys[ci] = key{first: id, comp: int32(ci)}
-		if lcp < 0 {
-			lcp = len(id)
-			continue
-		}
-		n := min(lcp, len(id))
-		k := 0
-		for k < n && id[k] == keys[0].first[k] {
+	for c := 1; c < n && lcp > 0; c++ {
+		id, ref := firstID(int32(c)), firstID(0)
+		k, m := 0, min(lcp, len(id))
+		for k < m && id[k] == ref[k] {
 			k++
 		}
 		lcp = k
 	}
-	for i := range keys {
-		var b [8]byte
-		if lcp < len(keys[i].first) {
-			copy(b[:], keys[i].first[lcp:])
-		}
-		keys[i].next = binary.BigEndian.Uint64(b[:])
+	type key struct {
+		next uint64
+		comp int32
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if a.next != b.next {
-			if a.next < b.next {
-				return -1
-			}
-			return 1
+	a, b := make([]key, n), make([]key, n)
+	var counts [8][256]int
+	for c := range a {
+		var buf [8]byte
+		if id := firstID(int32(c)); lcp < len(id) {
+			copy(buf[:], id[lcp:])
 		}
-		if c := strings.Compare(a.first, b.first); c != 0 {
-			return c
+		a[c] = key{binary.BigEndian.Uint64(buf[:]), int32(c)}
+		for d := range counts {
+			counts[d][byte(a[c].next>>(8*d))]++
 		}
-		return int(a.comp - b.comp)
-	})
-	order := make([]int32, len(keys))
-	for i, k := range keys {
+	}
+	// Least significant digit first; a digit all keys share is skipped.
+	for d := range counts {
+		cnt := &counts[d]
+		if n == 0 || cnt[byte(a[0].next>>(8*d))] == n {
+			continue
+		}
+		sum := 0
+		for v := range cnt {
+			cnt[v], sum = sum, sum+cnt[v]
+		}
+		for _, k := range a {
+			v := byte(k.next >> (8 * d))
+			b[cnt[v]] = k
+			cnt[v]++
+		}
+		a, b = b, a
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && a[j].next == a[i].next {
+			j++
+		}
+		if j-i > 1 {
+			slices.SortFunc(a[i:j], func(x, y key) int {
+				if c := strings.Compare(firstID(x.comp), firstID(y.comp)); c != 0 {
+					return c
+				}
+				return int(x.comp - y.comp)
+			})
+		}
+		i = j
+	}
+	order := make([]int32, n)
+	for i, k := range a {
 		order[i] = k.comp
 	}
 	return order

@@ -82,7 +82,7 @@ func nonEmpty(s string) *string {
 //
 // It runs in O(n log n) time in the size of the snapshot.
 func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
-	return validate(s, func() *toolGraph { return newToolGraph(s.Messages) })
+	return validate(s, nil)
 }
 
 // BuildAndValidateSnapshot sets s.ToolAtomicGroups to
@@ -90,16 +90,13 @@ func ValidateHistorySnapshot(s *HistorySnapshot) []ValidationIssue {
 // deriving the tool graph once for both. It is what an adapter does for
 // every snapshot it projects, at about the cost of validation alone.
 func BuildAndValidateSnapshot(s *HistorySnapshot) []ValidationIssue {
-	g := newToolGraph(s.Messages)
-	return validate(s, func() *toolGraph {
-		s.ToolAtomicGroups = g.groups()
-		return g
-	})
+	return validate(s, func(g *toolGraph) { s.ToolAtomicGroups = g.groups() })
 }
 
-// validate runs the checks of ValidateHistorySnapshot; graph supplies the
-// tool graph of s.Messages and runs alongside the message checks.
-func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
+// validate runs the checks of ValidateHistorySnapshot. When build is not
+// nil, it sets s.ToolAtomicGroups to the graph's groups before the group
+// checks run (so they are known to be the derived ones).
+func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 	out := issues{}
 	if s.SchemaVersion != HistorySchemaVersion {
 		out.add(CodeHistorySchemaIncompatible)
@@ -114,7 +111,7 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	// The tool graph and the message checks read the history independently:
 	// on large histories they run on two goroutines.
 	var g *toolGraph
-	wait := inParallel(len(s.Messages), func() { g = graph() })
+	wait := inParallel(len(s.Messages), func() { g = newToolGraph(s.Messages) })
 
 	// Message ids → index of their first message.
 	msgID := func(i int32) string { return s.Messages[i].ID }
@@ -138,6 +135,9 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	}
 
 	wait()
+	if build != nil {
+		build(g)
+	}
 	for _, x := range g.callOrder {
 		if id := g.ids[x]; IsBlank(id) || g.callCount[x] != 1 {
 			out.add(CodeToolCallIdentityInvalid).ToolCallID = nonEmpty(id)
@@ -153,7 +153,7 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 	// tracked by index; call ids the history does not know get their own map.
 	// When the snapshot's groups are exactly the derived ones (the common
 	// case), members and calls are known by index without lookups.
-	derived := g.matches(s)
+	derived := build != nil || g.matches(s)
 	listedMsg := make([]bool, len(s.Messages))
 	lastGroup := make([]int32, len(g.ids)) // group index + 1 of the last group listing the id
 	var unknownCalls map[string]bool       // listed ids absent from the history
@@ -227,6 +227,9 @@ func validate(s *HistorySnapshot, graph func() *toolGraph) []ValidationIssue {
 				id := g.ids[x]
 				out.add(CodeToolAtomicGroupMissing).ToolCallID = &id
 				continue
+			}
+			if derived && g.order[gi-1] == ci {
+				continue // the snapshot group is this very derived group
 			}
 			sg := &s.ToolAtomicGroups[gi-1]
 			same := sg.Complete == c.complete && len(sg.MessageIDs) == len(members)
