@@ -6,9 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"math"
+	"errors"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -45,58 +46,6 @@ func readVectors(t *testing.T, file string) []vector {
 	return vs
 }
 
-// vectorInput is the eligibility input as the vectors write it. Options stay
-// raw so that absent (nil) and null stay distinct; token counts stay numbers
-// so that fractional ones can be recognised.
-type vectorInput struct {
-	Enabled              bool            `json:"enabled"`
-	CapabilityEnabled    bool            `json:"capabilityEnabled"`
-	CapabilityVersion    string          `json:"capabilityVersion"`
-	Destination          string          `json:"destination"`
-	RuntimeID            string          `json:"runtimeId"`
-	RuntimeRevision      string          `json:"runtimeRevision"`
-	Provider             string          `json:"provider"`
-	Model                string          `json:"model"`
-	ModelRevision        string          `json:"modelRevision"`
-	PrivacyPolicyVersion string          `json:"privacyPolicyVersion"`
-	PromptPrefix         string          `json:"promptPrefix"`
-	SystemOptions        json.RawMessage `json:"systemOptions"`
-	ToolOptions          json.RawMessage `json:"toolOptions"`
-	PrefixTokenCount     float64         `json:"prefixTokenCount"`
-	ContextTokenCount    float64         `json:"contextTokenCount"`
-}
-
-// toInput converts a vector input; ok is false when a token count is not an
-// integer, which EligibilityInput cannot express.
-func (v vectorInput) toInput() (in EligibilityInput, ok bool) {
-	if v.PrefixTokenCount != math.Trunc(v.PrefixTokenCount) || v.ContextTokenCount != math.Trunc(v.ContextTokenCount) {
-		return in, false
-	}
-	in = EligibilityInput{
-		Enabled:              v.Enabled,
-		CapabilityEnabled:    v.CapabilityEnabled,
-		CapabilityVersion:    v.CapabilityVersion,
-		Destination:          v.Destination,
-		RuntimeID:            v.RuntimeID,
-		RuntimeRevision:      v.RuntimeRevision,
-		Provider:             v.Provider,
-		Model:                v.Model,
-		ModelRevision:        v.ModelRevision,
-		PrivacyPolicyVersion: v.PrivacyPolicyVersion,
-		PromptPrefix:         []byte(v.PromptPrefix),
-		PrefixTokenCount:     int64(v.PrefixTokenCount),
-		ContextTokenCount:    int64(v.ContextTokenCount),
-	}
-	// A nil RawMessage stays a nil interface: absent.
-	if v.SystemOptions != nil {
-		in.SystemOptions = v.SystemOptions
-	}
-	if v.ToolOptions != nil {
-		in.ToolOptions = v.ToolOptions
-	}
-	return in, true
-}
-
 func jsonEqual(t *testing.T, got, want []byte) bool {
 	t.Helper()
 	var g, w any
@@ -114,16 +63,12 @@ func TestEligibilityVectors(t *testing.T) {
 	reproduced, notExpressible := 0, 0
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
-			var vin vectorInput
-			if err := json.Unmarshal(v.Input, &vin); err != nil {
-				t.Fatal(err)
-			}
-			in, ok := vin.toInput()
-			if !ok {
+			var in EligibilityInput
+			if err := json.Unmarshal(v.Input, &in); errors.Is(err, ErrTokenCountNotInteger) {
 				// The vector gives a fractional token count. EligibilityInput
-				// holds int64 counts, so this input cannot be built; the
-				// contract's answer for it (invalid-token-count) is what a
-				// caller decoding JSON must give, and the output confirms it.
+				// holds int64 counts, so decoding refuses it; the contract's
+				// answer for it (invalid-token-count) is what a caller
+				// decoding JSON must give, and the output confirms it.
 				var out struct {
 					Reason Reason `json:"reason"`
 				}
@@ -132,6 +77,8 @@ func TestEligibilityVectors(t *testing.T) {
 				}
 				notExpressible++
 				t.Skip("not expressible: EligibilityInput token counts are int64 and this vector has a fractional count")
+			} else if err != nil {
+				t.Fatal(err)
 			}
 			got := DeriveEligibility(in)
 			gotJSON, err := json.Marshal(got)
@@ -153,7 +100,7 @@ func TestEligibilityVectors(t *testing.T) {
 			}
 			// The same options given as decoded Go values give the same key.
 			if got.Eligible {
-				in.SystemOptions, in.ToolOptions = decodeAny(t, vin.SystemOptions), decodeAny(t, vin.ToolOptions)
+				in.SystemOptions, in.ToolOptions = decodeAny(t, rawOption(in.SystemOptions)), decodeAny(t, rawOption(in.ToolOptions))
 				if again := DeriveEligibility(in); again.Key != got.Key {
 					t.Fatalf("decoded options give key %+v, raw options %+v", again.Key, got.Key)
 				}
@@ -233,4 +180,62 @@ func decodeFloat(t *testing.T, raw json.RawMessage) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// rawOption returns a decoded option's raw JSON (nil when absent).
+func rawOption(v any) json.RawMessage {
+	raw, _ := v.(json.RawMessage)
+	return raw
+}
+
+// The JSON form round-trips every vector input that EligibilityInput can
+// express, byte for byte after a first encoding.
+func TestEligibilityInputJSONRoundTrip(t *testing.T) {
+	for _, v := range readVectors(t, "eligibility.jsonl") {
+		var in EligibilityInput
+		if err := json.Unmarshal(v.Input, &in); errors.Is(err, ErrTokenCountNotInteger) {
+			continue
+		} else if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		first, err := json.Marshal(in)
+		if err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		var back EligibilityInput
+		if err := json.Unmarshal(first, &back); err != nil {
+			t.Fatalf("%s: %v", v.Name, err)
+		}
+		second, _ := json.Marshal(back)
+		if string(first) != string(second) || !jsonEqual(t, first, v.Input) {
+			t.Errorf("%s: round trip\n%s\n%s\nvector %s", v.Name, first, second, v.Input)
+		}
+		if DeriveEligibility(back) != DeriveEligibility(in) {
+			t.Errorf("%s: decoded again, the input derives differently", v.Name)
+		}
+	}
+}
+
+func TestEligibilityInputJSONIsStrict(t *testing.T) {
+	base := `"enabled":true,"capabilityEnabled":true,"capabilityVersion":"v","destination":"local","runtimeId":"r",` +
+		`"runtimeRevision":"r1","provider":"p","model":"m","modelRevision":"m1","privacyPolicyVersion":"pp","promptPrefix":"x"`
+	for name, doc := range map[string]string{
+		"missing counts":  "{" + base + "}",
+		"case-folded":     "{" + strings.Replace(base, `"enabled"`, `"Enabled"`, 1) + `,"prefixTokenCount":1,"contextTokenCount":2}`,
+		"repeated member": "{" + base + `,"provider":"q","prefixTokenCount":1,"contextTokenCount":2}`,
+		"unknown member":  "{" + base + `,"prefixTokenCount":1,"contextTokenCount":2,"extra":1}`,
+		"wrong type":      "{" + strings.Replace(base, `"enabled":true`, `"enabled":"yes"`, 1) + `,"prefixTokenCount":1,"contextTokenCount":2}`,
+	} {
+		var in EligibilityInput
+		if err := json.Unmarshal([]byte(doc), &in); err == nil {
+			t.Errorf("%s: decoded without error", name)
+		}
+	}
+	var in EligibilityInput
+	if err := json.Unmarshal([]byte("{"+base+`,"systemOptions":null,"prefixTokenCount":1,"contextTokenCount":2}`), &in); err != nil {
+		t.Fatal(err)
+	}
+	if string(rawOption(in.SystemOptions)) != "null" || in.ToolOptions != nil {
+		t.Errorf("null and absent options must stay distinct: %#v, %#v", in.SystemOptions, in.ToolOptions)
+	}
 }

@@ -1,7 +1,10 @@
 package build
 
 import (
+	"encoding/json"
+
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/fixtures"
 )
 
@@ -77,40 +80,28 @@ func eligibilityInputs() []eligibilityInput {
 func eligibilityFiles() ([]File, error) {
 	items := make([][]byte, 0, 16)
 	for _, in := range eligibilityInputs() {
-		boolean := func(b bool) []byte {
-			if b {
-				return []byte("true")
-			}
-			return []byte("false")
-		}
-		num := func(n int64) []byte {
-			b, _ := marshal(n)
-			return b
-		}
-		fields := []member{
-			{"enabled", boolean(in.enabled)},
-			{"capabilityEnabled", boolean(in.capabilityEnabled)},
-			{"capabilityVersion", str(in.capabilityVersion)},
-			{"destination", str(in.destination)},
-			{"runtimeId", str(in.runtimeID)},
-			{"runtimeRevision", str(in.runtimeRevision)},
-			{"provider", str(in.provider)},
-			{"model", str(in.model)},
-			{"modelRevision", str(in.modelRevision)},
-			{"privacyPolicyVersion", str(in.privacyPolicyVersion)},
-			{"promptPrefix", str(in.promptPrefix)},
+		input := localkv.EligibilityInput{
+			Enabled: in.enabled, CapabilityEnabled: in.capabilityEnabled,
+			CapabilityVersion: in.capabilityVersion, Destination: in.destination,
+			RuntimeID: in.runtimeID, RuntimeRevision: in.runtimeRevision,
+			Provider: in.provider, Model: in.model, ModelRevision: in.modelRevision,
+			PrivacyPolicyVersion: in.privacyPolicyVersion, PromptPrefix: []byte(in.promptPrefix),
+			PrefixTokenCount: in.prefixTokenCount, ContextTokenCount: in.contextTokenCount,
 		}
 		if in.systemOptions != "" {
-			fields = append(fields, member{"systemOptions", []byte(in.systemOptions)})
+			input.SystemOptions = json.RawMessage(in.systemOptions)
 		}
 		if in.toolOptions != "" {
-			fields = append(fields, member{"toolOptions", []byte(in.toolOptions)})
+			input.ToolOptions = json.RawMessage(in.toolOptions)
 		}
-		fields = append(fields, member{"prefixTokenCount", num(in.prefixTokenCount)}, member{"contextTokenCount", num(in.contextTokenCount)})
+		encoded, err := input.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
 		items = append(items, object(
 			member{"name", str(in.name)},
 			member{"description", str(in.description)},
-			member{"input", object(fields...)},
+			member{"input", encoded},
 		))
 	}
 	data := envelope(fixtures.KindEligibilityInputs, member{"inputs", array(items)})
