@@ -1,65 +1,14 @@
 package contract_test
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
-
-// vector is one line of a testdata/vectors file: an input computed by the
-// TypeScript kit and the output it produced.
-type vector struct {
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
-}
-
-func readVectors(t *testing.T, file string) []vector {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []vector
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var v vector
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s: no vectors", file)
-	}
-	return out
-}
-
-// jsonEqual compares two JSON documents as values.
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var va, vb any
-	if err := json.Unmarshal(a, &va); err != nil {
-		t.Fatalf("invalid JSON %s: %v", a, err)
-	}
-	if err := json.Unmarshal(b, &vb); err != nil {
-		t.Fatalf("invalid JSON %s: %v", b, err)
-	}
-	ja, _ := json.Marshal(va)
-	jb, _ := json.Marshal(vb)
-	return bytes.Equal(ja, jb)
-}
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -71,7 +20,7 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 func TestGroupVectors(t *testing.T) {
-	for _, v := range readVectors(t, "groups.jsonl") {
+	for _, v := range vectors.Read(t, "groups.jsonl") {
 		t.Run(v.Name, func(t *testing.T) {
 			var in struct {
 				Messages []contract.Message `json:"messages"`
@@ -93,7 +42,7 @@ func TestGroupVectors(t *testing.T) {
 				}
 				slices.SortStableFunc(want, byFirst)
 			}
-			if !jsonEqual(t, mustJSON(t, got), mustJSON(t, want)) {
+			if !vectors.SameJSON(t, mustJSON(t, got), mustJSON(t, want)) {
 				t.Errorf("groups differ\n got %s\nwant %s", mustJSON(t, got), v.Output)
 			}
 		})
@@ -108,7 +57,7 @@ var groupOrderCodes = map[string]bool{
 }
 
 func TestValidateVectors(t *testing.T) {
-	for _, v := range readVectors(t, "validate.jsonl") {
+	for _, v := range vectors.Read(t, "validate.jsonl") {
 		t.Run(v.Name, func(t *testing.T) {
 			var in struct {
 				Snapshot contract.HistorySnapshot `json:"snapshot"`
@@ -146,7 +95,7 @@ func TestValidateVectors(t *testing.T) {
 }
 
 func TestNegotiateVectors(t *testing.T) {
-	for _, v := range readVectors(t, "negotiate.jsonl") {
+	for _, v := range vectors.Read(t, "negotiate.jsonl") {
 		t.Run(v.Name, func(t *testing.T) {
 			var in struct {
 				Declarations []contract.CapabilityDeclaration `json:"declarations"`
@@ -156,7 +105,7 @@ func TestNegotiateVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := contract.NegotiateCapabilities(in.Declarations, in.Requested)
-			if !jsonEqual(t, mustJSON(t, got), v.Output) {
+			if !vectors.SameJSON(t, mustJSON(t, got), v.Output) {
 				t.Errorf("negotiation differs\n got %s\nwant %s", mustJSON(t, got), v.Output)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/vectors"
 	"github.com/ds4context/adapterkit/spec/gen"
 	"pgregory.net/rapid"
 )
@@ -155,7 +156,7 @@ func FuzzSnapshotJSONValidation(f *testing.F) {
 func fuzzSeeds(t *testing.T) map[string][][]byte {
 	t.Helper()
 	var snapshots []contract.HistorySnapshot
-	for _, v := range readVectors(t, "validate.jsonl") {
+	for _, v := range vectors.Read(t, "validate.jsonl") {
 		var in struct {
 			Snapshot contract.HistorySnapshot `json:"snapshot"`
 		}

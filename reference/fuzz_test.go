@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 // fuzzProbe is planted in the seeds: whatever the fuzzer does to a file, an
@@ -39,8 +41,12 @@ func fuzzSeeds(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	if data, err := os.ReadFile("../testdata/vectors/reference-jsonl.jsonl"); err == nil {
-		f.Add(data)
+	for _, c := range vectors.Read(f, "reference-jsonl.jsonl") {
+		var out struct {
+			FileText string `json:"fileText"`
+		}
+		c.Decode(f, nil, &out)
+		f.Add([]byte(out.FileText))
 	}
 }
 

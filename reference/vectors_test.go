@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 type referenceVector struct {
@@ -30,20 +29,11 @@ type referenceVector struct {
 
 func loadReferenceVectors(t *testing.T) []referenceVector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "vectors", "reference-jsonl.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []referenceVector
-	for line := range bytes.Lines(data) {
-		var v referenceVector
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatal(err)
-		}
+	for _, c := range vectors.Read(t, "reference-jsonl.jsonl") {
+		v := referenceVector{Name: c.Name}
+		c.Decode(t, &v.Input, &v.Output)
 		out = append(out, v)
-	}
-	if len(out) == 0 {
-		t.Fatal("no reference vectors")
 	}
 	return out
 }

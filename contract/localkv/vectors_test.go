@@ -1,65 +1,18 @@
 package localkv
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
-	"reflect"
+	"github.com/ds4context/adapterkit/internal/vectors"
 	"strings"
 	"testing"
 )
 
-// vector is one line of a testdata/vectors file.
-type vector struct {
-	Name   string          `json:"name"`
-	Input  json.RawMessage `json:"input"`
-	Output json.RawMessage `json:"output"`
-}
-
-func readVectors(t *testing.T, file string) []vector {
-	t.Helper()
-	f, err := os.Open("../../testdata/vectors/" + file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	var vs []vector
-	for sc.Scan() {
-		var v vector
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatalf("%s line %d: %v", file, len(vs)+1, err)
-		}
-		vs = append(vs, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) == 0 {
-		t.Fatalf("%s: no vectors read", file)
-	}
-	return vs
-}
-
-func jsonEqual(t *testing.T, got, want []byte) bool {
-	t.Helper()
-	var g, w any
-	if err := json.Unmarshal(got, &g); err != nil {
-		t.Fatalf("unmarshal got: %v", err)
-	}
-	if err := json.Unmarshal(want, &w); err != nil {
-		t.Fatalf("unmarshal want: %v", err)
-	}
-	return reflect.DeepEqual(g, w)
-}
-
 func TestEligibilityVectors(t *testing.T) {
-	vs := readVectors(t, "eligibility.jsonl")
+	vs := vectors.Read(t, "eligibility.jsonl")
 	reproduced, notExpressible := 0, 0
 	for _, v := range vs {
 		t.Run(v.Name, func(t *testing.T) {
@@ -85,7 +38,7 @@ func TestEligibilityVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !jsonEqual(t, gotJSON, v.Output) {
+			if !vectors.SameJSON(t, gotJSON, v.Output) {
 				t.Fatalf("\n got %s\nwant %s", gotJSON, v.Output)
 			}
 			// Key fields byte for byte.
@@ -137,7 +90,7 @@ func decodeAny(t *testing.T, raw json.RawMessage) any {
 }
 
 func TestStableJSONVectors(t *testing.T) {
-	for _, v := range readVectors(t, "stable.jsonl") {
+	for _, v := range vectors.Read(t, "stable.jsonl") {
 		var want struct {
 			Text   string `json:"text"`
 			SHA256 string `json:"sha256"`
@@ -191,7 +144,7 @@ func rawOption(v any) json.RawMessage {
 // The JSON form round-trips every vector input that EligibilityInput can
 // express, byte for byte after a first encoding.
 func TestEligibilityInputJSONRoundTrip(t *testing.T) {
-	for _, v := range readVectors(t, "eligibility.jsonl") {
+	for _, v := range vectors.Read(t, "eligibility.jsonl") {
 		var in EligibilityInput
 		if err := json.Unmarshal(v.Input, &in); errors.Is(err, ErrTokenCountNotInteger) {
 			continue
@@ -207,7 +160,7 @@ func TestEligibilityInputJSONRoundTrip(t *testing.T) {
 			t.Fatalf("%s: %v", v.Name, err)
 		}
 		second, _ := json.Marshal(back)
-		if string(first) != string(second) || !jsonEqual(t, first, v.Input) {
+		if string(first) != string(second) || !vectors.SameJSON(t, first, v.Input) {
 			t.Errorf("%s: round trip\n%s\n%s\nvector %s", v.Name, first, second, v.Input)
 		}
 		if DeriveEligibility(back) != DeriveEligibility(in) {

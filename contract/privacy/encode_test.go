@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 type embA struct {
@@ -66,7 +68,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !sameJSON(t, got.Value, want) {
+		if !vectors.SameJSON(t, got.Value, want) {
 			t.Errorf("%T:\n got %s\nwant %s", v, got.Value, want)
 		}
 	}

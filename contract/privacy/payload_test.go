@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 type payloadWant struct {
@@ -363,7 +365,7 @@ func TestGoValuesEncodeLikeEncodingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, _ := json.Marshal(p)
-	if !sameJSON(t, res.Value, want) {
+	if !vectors.SameJSON(t, res.Value, want) {
 		t.Errorf("got  %s\nwant %s", res.Value, want)
 	}
 	if !strings.Contains(string(res.Value), `"big":18446744073709551615`) || !strings.Contains(string(res.Value), `"ratio":0.1`) {

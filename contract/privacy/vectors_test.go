@@ -1,11 +1,10 @@
 package privacy
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
-	"os"
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 type sanitizeVector struct {
@@ -26,39 +25,11 @@ type sanitizeVector struct {
 	} `json:"output"`
 }
 
-// sameJSON reports whether two documents are the same JSON value.
-func sameJSON(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("invalid JSON: %v", err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("invalid JSON: %v", err)
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return bytes.Equal(xa, ya)
-}
-
 func TestSanitizeVectors(t *testing.T) {
-	f, err := os.Open("../../testdata/vectors/sanitize.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 1<<24)
 	n := 0
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var v sanitizeVector
-		if err := json.Unmarshal(line, &v); err != nil {
-			t.Fatalf("line %d: %v", n+1, err)
-		}
+	for _, c := range vectors.Read(t, "sanitize.jsonl") {
+		v := sanitizeVector{Name: c.Name}
+		c.Decode(t, &v.Input, &v.Output)
 		n++
 		t.Run(v.Name, func(t *testing.T) {
 			e, err := New(v.Input.Config)
@@ -70,7 +41,7 @@ func TestSanitizeVectors(t *testing.T) {
 				t.Fatalf("SanitizePayload: %v", err)
 			}
 			want := v.Output
-			if !sameJSON(t, got.Value, want.Value) {
+			if !vectors.SameJSON(t, got.Value, want.Value) {
 				t.Errorf("value:\n got %s\nwant %s", got.Value, want.Value)
 			}
 			if got.Classification != want.Classification {
@@ -89,9 +60,6 @@ func TestSanitizeVectors(t *testing.T) {
 				t.Errorf("destination = %q, want %q", got.Destination, want.Destination)
 			}
 		})
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	if n == 0 {
 		t.Fatal("no sanitize vectors were read")

@@ -1,38 +1,30 @@
 package jsonw
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/vectors"
 )
 
 func TestStableVectors(t *testing.T) {
-	f, err := os.Open("../../testdata/vectors/stable.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
 	n := 0
-	for sc.Scan() {
+	for _, tc := range vectors.Read(t, "stable.jsonl") {
 		var c struct {
-			Name   string          `json:"name"`
-			Input  json.RawMessage `json:"input"`
+			Name   string
+			Input  json.RawMessage
 			Output struct {
 				Text   string `json:"text"`
 				SHA256 string `json:"sha256"`
-			} `json:"output"`
+			}
 		}
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
+		c.Name, c.Input = tc.Name, tc.Input
+		tc.Decode(t, nil, &c.Output)
 		v, err := Parse(c.Input)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
