@@ -86,28 +86,13 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	}
 	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, proc.kill, proc.stop)
 	proc.readDone = c.p.done
-	fail := func(err error) (conformance.Instance, error) {
-		return conformance.Instance{}, errors.Join(err, c.Close())
-	}
-	name, err := c.Hello(ctx)
+	name, inst, err := open(ctx, c, setup, func() error { return nil })
 	if err != nil {
-		return fail(err)
+		return inst, err
 	}
 	f.mu.Lock()
 	f.hello = name
 	f.mu.Unlock()
-	inst, err := c.Create(ctx, setup)
-	if err != nil {
-		return fail(err)
-	}
-	remoteCleanup := inst.Cleanup
-	inst.Cleanup = func(ctx context.Context) error {
-		err := remoteCleanup(ctx)
-		if errors.Is(err, ErrUnavailable) {
-			err = nil // the process is already gone; the failure was reported where it happened
-		}
-		return errors.Join(err, c.Close())
-	}
 	return inst, nil
 }
 

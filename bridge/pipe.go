@@ -28,10 +28,19 @@ func (f *pipeFactory) Name() string { return f.inner.Name() }
 // Create implements conformance.Factory.
 func (f *pipeFactory) Create(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 	c, stop := f.connect()
-	fail := func(err error) (conformance.Instance, error) {
-		return conformance.Instance{}, errors.Join(err, c.Close(), stop())
+	_, inst, err := open(ctx, c, setup, stop)
+	return inst, err
+}
+
+// open says hello over c and creates one instance. The instance's cleanup
+// (or a failure on the way) closes c and then runs release, which frees
+// what carries the connection; it returns the adapter's hello name.
+func open(ctx context.Context, c *Client, setup conformance.Setup, release func() error) (string, conformance.Instance, error) {
+	fail := func(err error) (string, conformance.Instance, error) {
+		return "", conformance.Instance{}, errors.Join(err, c.Close(), release())
 	}
-	if _, err := c.Hello(ctx); err != nil {
+	name, err := c.Hello(ctx)
+	if err != nil {
 		return fail(err)
 	}
 	inst, err := c.Create(ctx, setup)
@@ -42,11 +51,11 @@ func (f *pipeFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	inst.Cleanup = func(ctx context.Context) error {
 		err := remoteCleanup(ctx)
 		if errors.Is(err, ErrUnavailable) {
-			err = nil
+			err = nil // the peer is already gone; the failure was reported where it happened
 		}
-		return errors.Join(err, c.Close(), stop())
+		return errors.Join(err, c.Close(), release())
 	}
-	return inst, nil
+	return name, inst, nil
 }
 
 // connect starts a Server on one end of two pipes and returns a Client on
