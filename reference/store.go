@@ -191,9 +191,10 @@ func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
 // validateAppended validates next, which is prev plus the messages from
 // index old on; prev is a valid state (or an empty one, for a cold read).
 // Only the new messages can bring issues, and only of the kinds that
-// concern single messages and tool call identities (the per-message, tool call identity and orphaned result checks of snapshot validation):
-// the tool atomic groups are derived from the messages, so the group checks
-// (steps 7 to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
+// concern single messages and tool call identities (validation's message,
+// tool call identity and orphaned result checks, its steps 4 to 6): the tool
+// atomic groups are derived from the messages, so the group checks (steps 7
+// to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
 // against prev's index of message and tool call ids; when they find
 // nothing, the groups are rebuilt only if a new message holds a tool block.
 // When they find anything, the whole history is validated again, so that
