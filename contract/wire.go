@@ -16,6 +16,7 @@ type DecodeError struct {
 	Err  error
 }
 
+// Error describes the problem and where it is.
 func (e *DecodeError) Error() string { return "contract: decode " + e.Path + ": " + e.Err.Error() }
 
 // Unwrap returns the underlying cause.

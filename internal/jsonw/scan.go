@@ -50,6 +50,7 @@ type SyntaxError struct {
 	Msg    string
 }
 
+// Error describes the syntax error and its offset.
 func (e *SyntaxError) Error() string {
 	return fmt.Sprintf("invalid JSON at offset %d: %s", e.Offset, e.Msg)
 }
@@ -61,6 +62,7 @@ type TypeError struct {
 	Found    Kind
 }
 
+// Error names the expected and the found kind.
 func (e *TypeError) Error() string {
 	return fmt.Sprintf("expected %s, found %s", e.Expected, e.Found)
 }

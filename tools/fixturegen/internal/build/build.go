@@ -131,6 +131,7 @@ type Problem struct {
 	Kind string
 }
 
+// String is the line -check prints for the problem.
 func (p Problem) String() string { return p.Kind + ": " + p.Path }
 
 // Check compares dir with files and returns the problems sorted by path:
