@@ -25,12 +25,14 @@ type toolGraph struct {
 	callOrder   []int32 // ids with a call, in order of first call
 	resultOrder []int32 // ids with a result, in order of first result
 	refs        []toolRef
-	toolMsgs    []int32 // indices of messages holding a call or result
+	toolMsgs    []int32  // indices of messages holding a call or result
+	toolIDs     []string // their message ids, read while scanning
 
-	comps   []component // connected components in order of their first message
-	members []int32     // message indices, grouped by component, history order within
-	compIDs []int32     // id indices, grouped by component, sorted in UTF-16 order, unique
-	order   []int32     // component indices in group order (first message id, bytewise)
+	comps     []component // connected components in order of their first message
+	members   []int32     // message indices, grouped by component, history order within
+	memberIDs []string    // the members' message ids, aligned with members
+	compIDs   []int32     // id indices, grouped by component, sorted in UTF-16 order, unique
+	order     []int32     // component indices in group order (first message id, bytewise)
 }
 
 type toolRef struct{ id, msg int32 }
@@ -69,6 +71,7 @@ func newToolGraph(messages []Message) *toolGraph {
 		firstCall:   make([]int32, 0, hint/2),
 		refs:        make([]toolRef, 0, hint),
 		toolMsgs:    make([]int32, 0, hint),
+		toolIDs:     make([]string, 0, hint),
 	}
 	for i := range messages {
 		isTool := false
@@ -95,6 +98,7 @@ func newToolGraph(messages []Message) *toolGraph {
 		}
 		if isTool {
 			g.toolMsgs = append(g.toolMsgs, int32(i))
+			g.toolIDs = append(g.toolIDs, messages[i].ID)
 		}
 	}
 	if len(g.toolMsgs) > 0 {
@@ -147,15 +151,17 @@ func (g *toolGraph) connect() {
 		counts[compOf[m]]++
 	}
 	g.members = make([]int32, len(g.toolMsgs))
+	g.memberIDs = make([]string, len(g.toolMsgs))
 	pos := int32(0)
 	for c := range g.comps {
 		g.comps[c].memStart = pos
 		pos += counts[c+1]
 		g.comps[c].memEnd = g.comps[c].memStart
 	}
-	for _, m := range g.toolMsgs {
+	for t, m := range g.toolMsgs {
 		c := &g.comps[compOf[m]-1]
 		g.members[c.memEnd] = m
+		g.memberIDs[c.memEnd] = g.toolIDs[t]
 		c.memEnd++
 	}
 	// Ids, grouped the same way, then sorted and made unique per component.
@@ -204,7 +210,11 @@ func (g *toolGraph) connect() {
 // whole strings.
 func groupOrder(g *toolGraph) []int32 {
 	n := len(g.comps)
-	firstID := func(c int32) string { return g.messages[g.members[g.comps[c].memStart]].ID }
+	firsts := make([]string, n) // read each first id once: they are scattered in memory
+	for c := range firsts {
+		firsts[c] = g.memberIDs[g.comps[c].memStart]
+	}
+	firstID := func(c int32) string { return firsts[c] }
 	lcp := 0
 	if n > 0 {
 		lcp = len(firstID(0))
@@ -297,7 +307,6 @@ func (g *toolGraph) groups() []ToolAtomicGroup {
 	if len(out) == 0 {
 		return out
 	}
-	msgIDs := make([]string, len(g.members))
 	callIDs := make([]string, len(g.compIDs))
 	// Offsets of each group's call ids in callIDs, in group order.
 	callStart := make([]int32, len(g.order)+1)
@@ -305,30 +314,31 @@ func (g *toolGraph) groups() []ToolAtomicGroup {
 		c := &g.comps[ci]
 		callStart[gi+1] = callStart[gi] + c.idEnd - c.idStart
 	}
+	// Every group id is written into one buffer that becomes one string:
+	// one allocation for all ids instead of one each.
+	const idLen = len(ToolGroupIDPrefix) + 16
+	idBuf := make([]byte, len(out)*idLen)
 	fill := func(lo, hi int) {
 		var buf []byte
-		var hexID [len(ToolGroupIDPrefix) + 16]byte
-		copy(hexID[:], ToolGroupIDPrefix)
 		for gi := lo; gi < hi; gi++ {
 			c := &g.comps[g.order[gi]]
 			buf = buf[:0]
-			for k, m := range g.members[c.memStart:c.memEnd] {
-				id := g.messages[m].ID
-				msgIDs[c.memStart+int32(k)] = id
+			for k, id := range g.memberIDs[c.memStart:c.memEnd] {
 				if k > 0 {
 					buf = append(buf, 0)
 				}
 				buf = append(buf, id...)
 			}
 			sum := sha256.Sum256(buf)
-			hex.Encode(hexID[len(ToolGroupIDPrefix):], sum[:8])
+			id := idBuf[gi*idLen : (gi+1)*idLen]
+			copy(id, ToolGroupIDPrefix)
+			hex.Encode(id[len(ToolGroupIDPrefix):], sum[:8])
 			calls := callIDs[callStart[gi]:callStart[gi+1]:callStart[gi+1]]
 			for k, x := range g.compIDs[c.idStart:c.idEnd] {
 				calls[k] = g.ids[x]
 			}
 			out[gi] = ToolAtomicGroup{
-				ID:          string(hexID[:]),
-				MessageIDs:  msgIDs[c.memStart:c.memEnd:c.memEnd],
+				MessageIDs:  g.memberIDs[c.memStart:c.memEnd:c.memEnd],
 				ToolCallIDs: calls,
 				Complete:    c.complete,
 			}
@@ -338,6 +348,10 @@ func (g *toolGraph) groups() []ToolAtomicGroup {
 	wait := inParallel(len(g.members), func() { fill(0, half) })
 	fill(half, len(out))
 	wait()
+	ids := string(idBuf)
+	for gi := range out {
+		out[gi].ID = ids[gi*idLen : (gi+1)*idLen]
+	}
 	return out
 }
 
@@ -350,12 +364,12 @@ func (g *toolGraph) matches(s *HistorySnapshot) bool {
 	}
 	for gi, ci := range g.order {
 		sg, c := &s.ToolAtomicGroups[gi], &g.comps[ci]
-		members, calls := g.members[c.memStart:c.memEnd], g.compIDs[c.idStart:c.idEnd]
+		members, calls := g.memberIDs[c.memStart:c.memEnd], g.compIDs[c.idStart:c.idEnd]
 		if sg.Complete != c.complete || len(sg.MessageIDs) != len(members) || len(sg.ToolCallIDs) != len(calls) {
 			return false
 		}
-		for k, m := range members {
-			if sg.MessageIDs[k] != g.messages[m].ID {
+		for k, id := range members {
+			if sg.MessageIDs[k] != id {
 				return false
 			}
 		}

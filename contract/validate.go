@@ -219,7 +219,7 @@ func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 	var want, got []string
 	for _, ci := range g.order {
 		c := &g.comps[ci]
-		members := g.members[c.memStart:c.memEnd]
+		members := g.memberIDs[c.memStart:c.memEnd]
 		want = want[:0]
 		for _, x := range g.compIDs[c.idStart:c.idEnd] {
 			gi := lastGroup[x]
@@ -235,17 +235,15 @@ func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 			same := sg.Complete == c.complete && len(sg.MessageIDs) == len(members)
 			if same {
 				// Fast path: listed in history order, as groups are built.
-				for k, m := range members {
-					if sg.MessageIDs[k] != s.Messages[m].ID {
+				for k, id := range members {
+					if sg.MessageIDs[k] != id {
 						same = false
 						break
 					}
 				}
 				if !same {
 					if len(want) == 0 {
-						for _, m := range members {
-							want = append(want, s.Messages[m].ID)
-						}
+						want = append(want, members...)
 						slices.SortFunc(want, jsonw.CompareUTF16)
 					}
 					got = append(got[:0], sg.MessageIDs...)
