@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -60,9 +61,40 @@ type reply struct {
 	err    *WireError
 }
 
-// peer is one end of a connection: it writes requests and responses, and a
-// read loop routes responses to waiting calls and requests to the handler.
-// Both sides of the protocol use it.
+// readDeadliner is an input whose blocked reads a deadline can end: a
+// pollable *os.File, such as the pipe from a child process.
+type readDeadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// peer is one end of a connection: it writes requests and responses, and
+// whoever holds the read token reads lines, routing responses to waiting
+// calls and requests to workers running the handler. Both sides of the
+// protocol use it.
+//
+// Reading. Only the holder of token (a channel holding one value while the
+// token is free) reads p.in, so the bufio state and p.line need no lock.
+// There are two ways to hold it:
+//
+//   - The read loop takes the token and never gives it back. It runs from
+//     the start when the input has no read deadlines (an io.Pipe, or the
+//     server's stdin), so every response reaches its call through a
+//     channel.
+//   - When the input has read deadlines (lead is set: the pipe from a child
+//     process), calls read for themselves: a call that finds the token free
+//     after sending its request becomes the leader and reads lines until its
+//     own response arrives, with the read deadline set to its own timeout.
+//     Responses to other calls go to their channels and requests to
+//     workers, as in the read loop. The other calls wait on their channel
+//     and on the token, and whichever comes first wins; a call that took the
+//     token looks at its channel before reading. This saves the hand-off
+//     from a reader goroutine to the caller, which costs about as much as
+//     the child's work itself. A cancelled context ends the leader's read by
+//     moving the deadline to now; a deadline that fires for another holder
+//     is noticed (its own time has not come) and the read resumed, and the
+//     partial line read so far is kept. With no call in flight nothing
+//     reads, so a child that dies while idle is noticed by the next call or
+//     by Close, which starts the read loop to read the output to its end.
 type peer struct {
 	in      *bufio.Reader
 	out     io.Writer
@@ -88,7 +120,13 @@ type peer struct {
 	done     chan struct{} // closed when the read loop returns
 	handlers sync.WaitGroup
 	work     chan envelope // idle workers receive requests here
-	line     []byte
+
+	token     chan struct{} // holds a value while no one reads p.in
+	lead      bool          // calls read for themselves; see peer
+	deadliner readDeadliner // p.in's source when lead is set
+	loopOnce  sync.Once
+	line      []byte // the line being read; owned by the token holder
+	partial   bool   // line holds the start of a line a deadline interrupted
 }
 
 func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBreak func(error)) *peer {
@@ -96,7 +134,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 	// A buffer no larger than the bound makes ReadSlice return as soon as a
 	// line outgrows it, even when the rest of the line never comes.
 	size := min(64<<10, maxLine+1)
-	return &peer{
+	p := &peer{
 		in:        bufio.NewReaderSize(in, size),
 		out:       out,
 		maxLine:   maxLine,
@@ -109,7 +147,25 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		cancel:    cancel,
 		done:      make(chan struct{}),
 		work:      make(chan envelope),
+		token:     make(chan struct{}, 1),
 	}
+	p.token <- struct{}{}
+	return p
+}
+
+// leadReads makes calls read for themselves when the input has read
+// deadlines, and reports whether it does; call it before any call.
+func (p *peer) leadReads(in io.Reader) bool {
+	if d, ok := in.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		p.lead, p.deadliner = true, d
+	}
+	return p.lead
+}
+
+// startReadLoop starts the read loop once. Without lead it must run from
+// the start; with lead, Close starts it to read the output to its end.
+func (p *peer) startReadLoop() {
+	p.loopOnce.Do(func() { go p.readLoop() })
 }
 
 // fail breaks the connection with cause, once: every waiting and later call
@@ -147,48 +203,70 @@ func (p *peer) brokenErr() error {
 	return &brokenError{cause: p.err}
 }
 
-// readLoop reads lines until the input ends or the connection breaks.
+// readLoop takes the read token for good and reads lines until the input
+// ends or the connection breaks.
 func (p *peer) readLoop() {
 	defer close(p.done)
+	<-p.token
+	if p.lead {
+		_ = p.deadliner.SetReadDeadline(time.Time{})
+	}
 	for {
 		line, err := p.readLine()
 		if err != nil {
-			p.mu.Lock()
-			ending := p.ending
-			p.mu.Unlock()
-			switch {
-			case ending:
-				p.fail(errClientClosed)
-			case errors.Is(err, io.EOF) && p.eofErr == nil:
-				p.fail(io.EOF)
-			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe):
-				p.fail(p.eofErr)
-			default:
-				p.fail(err)
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// A cancelled call's deadline, meant for a leader before us.
+				_ = p.deadliner.SetReadDeadline(time.Time{})
+				continue
 			}
+			p.readFailed(err)
 			return
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var env envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
-			return
-		}
-		if env.Method != "" {
-			p.handlers.Add(1)
-			select {
-			case p.work <- env: // an idle worker takes it
-			default:
-				go p.worker(env)
-			}
-			continue
-		}
-		if !p.deliver(env) {
+		if !p.dispatch(line) {
 			return
 		}
 	}
+}
+
+// readFailed breaks the connection after a failed read, with the cause the
+// failure means.
+func (p *peer) readFailed(err error) {
+	p.mu.Lock()
+	ending := p.ending
+	p.mu.Unlock()
+	switch {
+	case ending:
+		p.fail(errClientClosed)
+	case errors.Is(err, io.EOF) && p.eofErr == nil:
+		p.fail(io.EOF)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe):
+		p.fail(p.eofErr)
+	default:
+		p.fail(err)
+	}
+}
+
+// dispatch handles one line read: a request goes to a worker, a response to
+// its call. It reports false when the line broke the connection.
+func (p *peer) dispatch(line []byte) bool {
+	if len(bytes.TrimSpace(line)) == 0 {
+		return true
+	}
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
+		return false
+	}
+	if env.Method != "" {
+		p.handlers.Add(1)
+		select {
+		case p.work <- env: // an idle worker takes it
+		default:
+			go p.worker(env)
+		}
+		return true
+	}
+	return p.deliver(env)
 }
 
 // deliver routes a response to its call; a response to no request breaks
@@ -217,9 +295,13 @@ func (p *peer) deliver(env envelope) bool {
 }
 
 // readLine returns the next line without its newline; the slice is valid
-// until the next call.
+// until the next call. A read that passes its deadline keeps what it read,
+// and the next call goes on with that line.
 func (p *peer) readLine() ([]byte, error) {
-	p.line = p.line[:0]
+	if !p.partial {
+		p.line = p.line[:0]
+	}
+	p.partial = false
 	for {
 		frag, err := p.in.ReadSlice('\n')
 		if len(p.line)+len(frag) > p.maxLine+1 {
@@ -235,6 +317,11 @@ func (p *peer) readLine() ([]byte, error) {
 		case bufio.ErrBufferFull:
 			p.line = append(p.line, frag...)
 		default:
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				p.line = append(p.line, frag...)
+				p.partial = true
+				return nil, err
+			}
 			if err == io.EOF && len(p.line)+len(frag) > 0 {
 				return nil, fmt.Errorf("%w: the output ended inside a line", ErrProtocol)
 			}
@@ -357,35 +444,121 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 		p.mu.Unlock()
 		return fmt.Errorf("bridge: %s: %w", method, err)
 	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var r reply
+	select {
+	case <-p.tokenIfLead():
+		r, err = p.leadUntil(ctx, id, ch, method, timeout, deadline)
+	default:
+		r, err = p.wait(ctx, id, ch, method, timeout, deadline)
+	}
+	if err != nil {
+		return err
+	}
+	if r.err != nil {
+		return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message)}
+	}
+	if result != nil {
+		if err := json.Unmarshal(r.result, result); err != nil {
+			return fmt.Errorf("bridge: %s: %w: the result does not have the method's shape: %s", method, ErrProtocol, clip(err.Error()))
+		}
+	}
+	return nil
+}
+
+// tokenIfLead returns the read token's channel when calls read for
+// themselves, and nil (never ready) otherwise.
+func (p *peer) tokenIfLead() chan struct{} {
+	if p.lead {
+		return p.token
+	}
+	return nil
+}
+
+// wait waits for call id's reply on ch; it becomes the leader if the read
+// token comes free first.
+func (p *peer) wait(ctx context.Context, id uint64, ch chan reply, method string, timeout time.Duration, deadline time.Time) (reply, error) {
 	var timer <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
+		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message)}
-		}
-		if result != nil {
-			if err := json.Unmarshal(r.result, result); err != nil {
-				return fmt.Errorf("bridge: %s: %w: the result does not have the method's shape: %s", method, ErrProtocol, clip(err.Error()))
-			}
-		}
-		return nil
+		return r, nil
+	case <-p.tokenIfLead():
+		return p.leadUntil(ctx, id, ch, method, timeout, deadline)
 	case <-p.broken:
-		return p.brokenErr()
+		return reply{}, p.brokenErr()
 	case <-timer:
 		p.fail(fmt.Errorf("%w: %s got no response within %s", ErrTimeout, method, timeout))
-		return p.brokenErr()
+		return reply{}, p.brokenErr()
 	case <-ctx.Done():
-		p.mu.Lock()
-		if _, ok := p.pending[id]; ok {
-			delete(p.pending, id)
-			p.abandoned[id] = struct{}{}
+		return reply{}, p.abandon(ctx, id, method)
+	}
+}
+
+// abandon gives up call id after ctx ended: its response, if it comes, is
+// dropped.
+func (p *peer) abandon(ctx context.Context, id uint64, method string) error {
+	p.mu.Lock()
+	if _, ok := p.pending[id]; ok {
+		delete(p.pending, id)
+		p.abandoned[id] = struct{}{}
+	}
+	p.mu.Unlock()
+	return fmt.Errorf("bridge: %s: %w", method, ctx.Err())
+}
+
+// leadUntil is called holding the read token; it reads lines until call id's
+// reply is on ch, its deadline passes (which breaks the connection), ctx
+// ends (which abandons the call) or the connection breaks, and then gives
+// the token back.
+func (p *peer) leadUntil(ctx context.Context, id uint64, ch chan reply, method string, timeout time.Duration, deadline time.Time) (reply, error) {
+	defer func() { p.token <- struct{}{} }()
+	if ctx.Done() != nil {
+		// End a blocked read when ctx ends. If this runs after the token
+		// has passed on, the next holder sees a deadline that is not its
+		// own and reads on.
+		stop := context.AfterFunc(ctx, func() { _ = p.deadliner.SetReadDeadline(time.Now()) })
+		defer stop()
+	}
+	_ = p.deadliner.SetReadDeadline(deadline)
+	for {
+		select {
+		case r := <-ch:
+			return r, nil
+		default:
 		}
-		p.mu.Unlock()
-		return fmt.Errorf("bridge: %s: %w", method, ctx.Err())
+		if err := p.brokenErr(); err != nil {
+			return reply{}, err
+		}
+		if ctx.Err() != nil {
+			return reply{}, p.abandon(ctx, id, method)
+		}
+		line, err := p.readLine()
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				p.readFailed(err)
+				return reply{}, p.brokenErr()
+			}
+			if ctx.Err() != nil {
+				continue // abandoned above
+			}
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				p.fail(fmt.Errorf("%w: %s got no response within %s", ErrTimeout, method, timeout))
+				return reply{}, p.brokenErr()
+			}
+			// Another call's cancellation, meant for an earlier leader.
+			_ = p.deadliner.SetReadDeadline(deadline)
+			continue
+		}
+		if !p.dispatch(line) {
+			return reply{}, p.brokenErr()
+		}
 	}
 }

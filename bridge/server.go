@@ -54,7 +54,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		maxLine = DefaultMaxLineBytes
 	}
 	st.p = newPeer(in, out, maxLine, st.handle, nil)
-	go st.p.readLoop()
+	st.p.startReadLoop()
 	var cause error
 	select {
 	case <-st.p.done:
