@@ -69,30 +69,36 @@ type readDeadliner interface {
 
 // peer is one end of a connection: it writes requests and responses, and
 // whoever holds the read token reads lines, routing responses to waiting
-// calls and requests to workers running the handler. Both sides of the
-// protocol use it.
+// calls and requests to the handler. Both sides of the protocol use it.
 //
-// Reading. Only the holder of token (a channel holding one value while the
-// token is free) reads p.in, so the bufio state and p.line need no lock.
-// There are two ways to hold it:
+// The design keeps goroutine hand-offs off the path of a call: across
+// processes, waking another goroutine costs about as much as the round
+// trip itself.
+//
+// Only the holder of the read token (token holds one value while it is
+// free) reads p.in, so the bufio state, line and partial need no lock; the
+// channel orders one holder's reads before the next holder's. There are two
+// kinds of holder:
 //
 //   - The read loop takes the token and never gives it back. It runs from
 //     the start when the input has no read deadlines (an io.Pipe, or the
-//     server's stdin), so every response reaches its call through a
-//     channel.
+//     server's input), and every response reaches its call through the
+//     call's channel. At a request, the goroutine running the loop hands
+//     the loop to an idle worker and serves the request itself, so a
+//     request does not wait for a worker to wake; the loop (and the duty to
+//     close done when it ends) moves from goroutine to goroutine this way.
 //   - When the input has read deadlines (lead is set: the pipe from a child
 //     process), calls read for themselves: a call that finds the token free
 //     after sending its request becomes the leader and reads lines until its
 //     own response arrives, with the read deadline set to its own timeout.
-//     Responses to other calls go to their channels and requests to
-//     workers, as in the read loop. The other calls wait on their channel
-//     and on the token, and whichever comes first wins; a call that took the
-//     token looks at its channel before reading. This saves the hand-off
-//     from a reader goroutine to the caller, which costs about as much as
-//     the child's work itself. A cancelled context ends the leader's read by
-//     moving the deadline to now; a deadline that fires for another holder
-//     is noticed (its own time has not come) and the read resumed, and the
-//     partial line read so far is kept. With no call in flight nothing
+//     Responses to other calls go to their channels, and requests to
+//     workers (the leader must go on reading). The other calls wait on their
+//     channel, their timer and the token, and whichever comes first wins; a
+//     call that took the token looks at its channel before reading. A
+//     cancelled context ends the leader's read by moving the deadline to
+//     now. Such a deadline may fire for a later holder instead; a holder
+//     whose own time has not come reads on, and the partial line read so
+//     far is kept across the interruption. With no call in flight nothing
 //     reads, so a child that dies while idle is noticed by the next call or
 //     by Close, which starts the read loop to read the output to its end.
 type peer struct {
@@ -117,9 +123,9 @@ type peer struct {
 	broken   chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
-	done     chan struct{} // closed when the read loop returns
+	done     chan struct{} // closed when the read loop ends
 	handlers sync.WaitGroup
-	work     chan envelope // idle workers receive requests here
+	work     chan job // idle workers receive jobs here
 
 	token     chan struct{} // holds a value while no one reads p.in
 	lead      bool          // calls read for themselves; see peer
@@ -146,7 +152,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),
-		work:      make(chan envelope),
+		work:      make(chan job),
 		token:     make(chan struct{}, 1),
 	}
 	p.token <- struct{}{}
@@ -203,14 +209,27 @@ func (p *peer) brokenErr() error {
 	return &brokenError{cause: p.err}
 }
 
-// readLoop takes the read token for good and reads lines until the input
-// ends or the connection breaks.
+// readLoop takes the read token for good and runs the read loop until the
+// input ends or the connection breaks.
 func (p *peer) readLoop() {
-	defer close(p.done)
 	<-p.token
 	if p.lead {
 		_ = p.deadliner.SetReadDeadline(time.Time{})
 	}
+	p.read()
+}
+
+// job is work for a worker: a request to serve, or the read loop.
+type job struct {
+	env  envelope
+	read bool
+}
+
+// read runs the read loop: it reads lines, delivers responses and, at the
+// first request, hands the read loop to a worker and serves the request
+// itself, so that a request is served without waiting for another
+// goroutine to wake. The read loop closes done when it ends.
+func (p *peer) read() {
 	for {
 		line, err := p.readLine()
 		if err != nil {
@@ -220,9 +239,24 @@ func (p *peer) readLoop() {
 				continue
 			}
 			p.readFailed(err)
+			close(p.done)
 			return
 		}
-		if !p.dispatch(line) {
+		if blank(line) {
+			continue
+		}
+		env, ok := p.parse(line)
+		switch {
+		case !ok:
+			close(p.done)
+			return
+		case env.Method != "":
+			p.handlers.Add(1)
+			p.hand(job{read: true})
+			p.serve(env)
+			return
+		case !p.deliver(env):
+			close(p.done)
 			return
 		}
 	}
@@ -246,27 +280,45 @@ func (p *peer) readFailed(err error) {
 	}
 }
 
-// dispatch handles one line read: a request goes to a worker, a response to
-// its call. It reports false when the line broke the connection.
-func (p *peer) dispatch(line []byte) bool {
-	if len(bytes.TrimSpace(line)) == 0 {
-		return true
-	}
+// parse decodes a line that is not blank. It reports false when the line
+// broke the connection.
+func (p *peer) parse(line []byte) (envelope, bool) {
 	var env envelope
 	if err := json.Unmarshal(line, &env); err != nil {
 		p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
-		return false
+		return env, false
 	}
-	if env.Method != "" {
+	return env, true
+}
+
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// dispatch handles one line a leader read: a request goes to a worker, a
+// response to its call. It reports false when the line broke the
+// connection.
+func (p *peer) dispatch(line []byte) bool {
+	if blank(line) {
+		return true
+	}
+	env, ok := p.parse(line)
+	switch {
+	case !ok:
+		return false
+	case env.Method != "":
 		p.handlers.Add(1)
-		select {
-		case p.work <- env: // an idle worker takes it
-		default:
-			go p.worker(env)
-		}
+		p.hand(job{env: env})
 		return true
 	}
 	return p.deliver(env)
+}
+
+// hand gives j to an idle worker, or to a new one.
+func (p *peer) hand(j job) {
+	select {
+	case p.work <- j:
+	default:
+		go p.worker(j)
+	}
 }
 
 // deliver routes a response to its call; a response to no request breaks
@@ -330,18 +382,26 @@ func (p *peer) readLine() ([]byte, error) {
 	}
 }
 
-// worker answers first, then every request handed to it while idle, until
-// the connection ends. Reusing workers keeps their grown stacks: a fresh
+// worker runs first, then every job handed to it while idle, until the
+// connection ends. Reusing workers keeps their grown stacks: a fresh
 // goroutine per request spends much of a short call growing its stack.
-func (p *peer) worker(first envelope) {
-	p.serve(first)
+func (p *peer) worker(first job) {
+	p.run(first)
 	for {
 		select {
-		case env := <-p.work:
-			p.serve(env)
+		case j := <-p.work:
+			p.run(j)
 		case <-p.ctx.Done():
 			return
 		}
+	}
+}
+
+func (p *peer) run(j job) {
+	if j.read {
+		p.read()
+	} else {
+		p.serve(j.env)
 	}
 }
 

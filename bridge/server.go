@@ -53,6 +53,8 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
+	in, release := pollableInput(in)
+	defer release()
 	st.p = newPeer(in, out, maxLine, st.handle, nil)
 	st.p.startReadLoop()
 	var cause error
