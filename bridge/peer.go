@@ -233,7 +233,7 @@ func (p *peer) read() {
 	for {
 		line, err := p.readLine()
 		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
+			if p.lead && errors.Is(err, os.ErrDeadlineExceeded) {
 				// A cancelled call's deadline, meant for a leader before us.
 				_ = p.deadliner.SetReadDeadline(time.Time{})
 				continue
