@@ -55,7 +55,9 @@ func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), clos
 	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
 	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
-	go c.p.readLoop()
+	if !c.p.leadReads(r) {
+		c.p.startReadLoop()
+	}
 	return c
 }
 
@@ -196,6 +198,7 @@ func (c *Client) Close() error {
 	c.closed = true
 	c.mu.Unlock()
 	c.p.end()
+	c.p.startReadLoop() // reads the output to its end
 	err := c.closer()
 	c.p.fail(errClientClosed)
 	<-c.p.done

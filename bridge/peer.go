@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -60,9 +61,46 @@ type reply struct {
 	err    *WireError
 }
 
-// peer is one end of a connection: it writes requests and responses, and a
-// read loop routes responses to waiting calls and requests to the handler.
-// Both sides of the protocol use it.
+// readDeadliner is an input whose blocked reads a deadline can end: a
+// pollable *os.File, such as the pipe from a child process.
+type readDeadliner interface {
+	SetReadDeadline(t time.Time) error
+}
+
+// peer is one end of a connection: it writes requests and responses, and
+// whoever holds the read token reads lines, routing responses to waiting
+// calls and requests to the handler. Both sides of the protocol use it.
+//
+// The design keeps goroutine hand-offs off the path of a call: across
+// processes, waking another goroutine costs about as much as the round
+// trip itself.
+//
+// Only the holder of the read token (token holds one value while it is
+// free) reads p.in, so the bufio state, line and partial need no lock; the
+// channel orders one holder's reads before the next holder's. There are two
+// kinds of holder:
+//
+//   - The read loop takes the token and never gives it back. It runs from
+//     the start when the input has no read deadlines (an io.Pipe, or the
+//     server's input), and every response reaches its call through the
+//     call's channel. At a request, the goroutine running the loop hands
+//     the loop to an idle worker and serves the request itself, so a
+//     request does not wait for a worker to wake; the loop (and the duty to
+//     close done when it ends) moves from goroutine to goroutine this way.
+//   - When the input has read deadlines (lead is set: the pipe from a child
+//     process), calls read for themselves: a call that finds the token free
+//     after sending its request becomes the leader and reads lines until its
+//     own response arrives, with the read deadline set to its own timeout.
+//     Responses to other calls go to their channels, and requests to
+//     workers (the leader must go on reading). The other calls wait on their
+//     channel, their timer and the token, and whichever comes first wins; a
+//     call that took the token looks at its channel before reading. A
+//     cancelled context ends the leader's read by moving the deadline to
+//     now. Such a deadline may fire for a later holder instead; a holder
+//     whose own time has not come reads on, and the partial line read so
+//     far is kept across the interruption. With no call in flight nothing
+//     reads, so a child that dies while idle is noticed by the next call or
+//     by Close, which starts the read loop to read the output to its end.
 type peer struct {
 	in      *bufio.Reader
 	out     io.Writer
@@ -85,10 +123,16 @@ type peer struct {
 	broken   chan struct{}
 	ctx      context.Context
 	cancel   context.CancelFunc
-	done     chan struct{} // closed when the read loop returns
+	done     chan struct{} // closed when the read loop ends
 	handlers sync.WaitGroup
-	work     chan envelope // idle workers receive requests here
-	line     []byte
+	work     chan job // idle workers receive jobs here
+
+	token     chan struct{} // holds a value while no one reads p.in
+	lead      bool          // calls read for themselves; see peer
+	deadliner readDeadliner // p.in's source when lead is set
+	loopOnce  sync.Once
+	line      []byte // the line being read; owned by the token holder
+	partial   bool   // line holds the start of a line a deadline interrupted
 }
 
 func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBreak func(error)) *peer {
@@ -96,7 +140,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 	// A buffer no larger than the bound makes ReadSlice return as soon as a
 	// line outgrows it, even when the rest of the line never comes.
 	size := min(64<<10, maxLine+1)
-	return &peer{
+	p := &peer{
 		in:        bufio.NewReaderSize(in, size),
 		out:       out,
 		maxLine:   maxLine,
@@ -108,8 +152,26 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		ctx:       ctx,
 		cancel:    cancel,
 		done:      make(chan struct{}),
-		work:      make(chan envelope),
+		work:      make(chan job),
+		token:     make(chan struct{}, 1),
 	}
+	p.token <- struct{}{}
+	return p
+}
+
+// leadReads makes calls read for themselves when the input has read
+// deadlines, and reports whether it does; call it before any call.
+func (p *peer) leadReads(in io.Reader) bool {
+	if d, ok := in.(readDeadliner); ok && d.SetReadDeadline(time.Time{}) == nil {
+		p.lead, p.deadliner = true, d
+	}
+	return p.lead
+}
+
+// startReadLoop starts the read loop once. Without lead it must run from
+// the start; with lead, Close starts it to read the output to its end.
+func (p *peer) startReadLoop() {
+	p.loopOnce.Do(func() { go p.readLoop() })
 }
 
 // fail breaks the connection with cause, once: every waiting and later call
@@ -147,47 +209,115 @@ func (p *peer) brokenErr() error {
 	return &brokenError{cause: p.err}
 }
 
-// readLoop reads lines until the input ends or the connection breaks.
+// readLoop takes the read token for good and runs the read loop until the
+// input ends or the connection breaks.
 func (p *peer) readLoop() {
-	defer close(p.done)
+	<-p.token
+	if p.lead {
+		_ = p.deadliner.SetReadDeadline(time.Time{})
+	}
+	p.read()
+}
+
+// job is work for a worker: a request to serve, or the read loop.
+type job struct {
+	env  envelope
+	read bool
+}
+
+// read runs the read loop: it reads lines, delivers responses and, at the
+// first request, hands the read loop to a worker and serves the request
+// itself, so that a request is served without waiting for another
+// goroutine to wake. The read loop closes done when it ends.
+func (p *peer) read() {
 	for {
 		line, err := p.readLine()
 		if err != nil {
-			p.mu.Lock()
-			ending := p.ending
-			p.mu.Unlock()
-			switch {
-			case ending:
-				p.fail(errClientClosed)
-			case errors.Is(err, io.EOF) && p.eofErr == nil:
-				p.fail(io.EOF)
-			case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe):
-				p.fail(p.eofErr)
-			default:
-				p.fail(err)
+			if p.lead && errors.Is(err, os.ErrDeadlineExceeded) {
+				// A cancelled call's deadline, meant for a leader before us.
+				_ = p.deadliner.SetReadDeadline(time.Time{})
+				continue
 			}
+			p.readFailed(err)
+			close(p.done)
 			return
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		if blank(line) {
 			continue
 		}
-		var env envelope
-		if err := json.Unmarshal(line, &env); err != nil {
-			p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
+		env, ok := p.parse(line)
+		switch {
+		case !ok:
+			close(p.done)
 			return
-		}
-		if env.Method != "" {
+		case env.Method != "":
 			p.handlers.Add(1)
-			select {
-			case p.work <- env: // an idle worker takes it
-			default:
-				go p.worker(env)
-			}
-			continue
-		}
-		if !p.deliver(env) {
+			p.hand(job{read: true})
+			p.serve(env)
+			return
+		case !p.deliver(env):
+			close(p.done)
 			return
 		}
+	}
+}
+
+// readFailed breaks the connection after a failed read, with the cause the
+// failure means.
+func (p *peer) readFailed(err error) {
+	p.mu.Lock()
+	ending := p.ending
+	p.mu.Unlock()
+	switch {
+	case ending:
+		p.fail(errClientClosed)
+	case errors.Is(err, io.EOF) && p.eofErr == nil:
+		p.fail(io.EOF)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe):
+		p.fail(p.eofErr)
+	default:
+		p.fail(err)
+	}
+}
+
+// parse decodes a line that is not blank. It reports false when the line
+// broke the connection.
+func (p *peer) parse(line []byte) (envelope, bool) {
+	var env envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
+		return env, false
+	}
+	return env, true
+}
+
+func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
+
+// dispatch handles one line a leader read: a request goes to a worker, a
+// response to its call. It reports false when the line broke the
+// connection.
+func (p *peer) dispatch(line []byte) bool {
+	if blank(line) {
+		return true
+	}
+	env, ok := p.parse(line)
+	switch {
+	case !ok:
+		return false
+	case env.Method != "":
+		p.handlers.Add(1)
+		p.hand(job{env: env})
+		return true
+	}
+	return p.deliver(env)
+}
+
+// hand gives j to an idle worker, or to a new one.
+func (p *peer) hand(j job) {
+	select {
+	case p.work <- j:
+	default:
+		go p.worker(j)
 	}
 }
 
@@ -217,9 +347,13 @@ func (p *peer) deliver(env envelope) bool {
 }
 
 // readLine returns the next line without its newline; the slice is valid
-// until the next call.
+// until the next call. A read that passes its deadline keeps what it read,
+// and the next call goes on with that line.
 func (p *peer) readLine() ([]byte, error) {
-	p.line = p.line[:0]
+	if !p.partial {
+		p.line = p.line[:0]
+	}
+	p.partial = false
 	for {
 		frag, err := p.in.ReadSlice('\n')
 		if len(p.line)+len(frag) > p.maxLine+1 {
@@ -235,6 +369,11 @@ func (p *peer) readLine() ([]byte, error) {
 		case bufio.ErrBufferFull:
 			p.line = append(p.line, frag...)
 		default:
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				p.line = append(p.line, frag...)
+				p.partial = true
+				return nil, err
+			}
 			if err == io.EOF && len(p.line)+len(frag) > 0 {
 				return nil, fmt.Errorf("%w: the output ended inside a line", ErrProtocol)
 			}
@@ -243,18 +382,26 @@ func (p *peer) readLine() ([]byte, error) {
 	}
 }
 
-// worker answers first, then every request handed to it while idle, until
-// the connection ends. Reusing workers keeps their grown stacks: a fresh
+// worker runs first, then every job handed to it while idle, until the
+// connection ends. Reusing workers keeps their grown stacks: a fresh
 // goroutine per request spends much of a short call growing its stack.
-func (p *peer) worker(first envelope) {
-	p.serve(first)
+func (p *peer) worker(first job) {
+	p.run(first)
 	for {
 		select {
-		case env := <-p.work:
-			p.serve(env)
+		case j := <-p.work:
+			p.run(j)
 		case <-p.ctx.Done():
 			return
 		}
+	}
+}
+
+func (p *peer) run(j job) {
+	if j.read {
+		p.read()
+	} else {
+		p.serve(j.env)
 	}
 }
 
@@ -357,35 +504,121 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 		p.mu.Unlock()
 		return fmt.Errorf("bridge: %s: %w", method, err)
 	}
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	var r reply
+	select {
+	case <-p.tokenIfLead():
+		r, err = p.leadUntil(ctx, id, ch, method, timeout, deadline)
+	default:
+		r, err = p.wait(ctx, id, ch, method, timeout, deadline)
+	}
+	if err != nil {
+		return err
+	}
+	if r.err != nil {
+		return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message)}
+	}
+	if result != nil {
+		if err := json.Unmarshal(r.result, result); err != nil {
+			return fmt.Errorf("bridge: %s: %w: the result does not have the method's shape: %s", method, ErrProtocol, clip(err.Error()))
+		}
+	}
+	return nil
+}
+
+// tokenIfLead returns the read token's channel when calls read for
+// themselves, and nil (never ready) otherwise.
+func (p *peer) tokenIfLead() chan struct{} {
+	if p.lead {
+		return p.token
+	}
+	return nil
+}
+
+// wait waits for call id's reply on ch; it becomes the leader if the read
+// token comes free first.
+func (p *peer) wait(ctx context.Context, id uint64, ch chan reply, method string, timeout time.Duration, deadline time.Time) (reply, error) {
 	var timer <-chan time.Time
 	if timeout > 0 {
-		t := time.NewTimer(timeout)
+		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		timer = t.C
 	}
 	select {
 	case r := <-ch:
-		if r.err != nil {
-			return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message)}
-		}
-		if result != nil {
-			if err := json.Unmarshal(r.result, result); err != nil {
-				return fmt.Errorf("bridge: %s: %w: the result does not have the method's shape: %s", method, ErrProtocol, clip(err.Error()))
-			}
-		}
-		return nil
+		return r, nil
+	case <-p.tokenIfLead():
+		return p.leadUntil(ctx, id, ch, method, timeout, deadline)
 	case <-p.broken:
-		return p.brokenErr()
+		return reply{}, p.brokenErr()
 	case <-timer:
 		p.fail(fmt.Errorf("%w: %s got no response within %s", ErrTimeout, method, timeout))
-		return p.brokenErr()
+		return reply{}, p.brokenErr()
 	case <-ctx.Done():
-		p.mu.Lock()
-		if _, ok := p.pending[id]; ok {
-			delete(p.pending, id)
-			p.abandoned[id] = struct{}{}
+		return reply{}, p.abandon(ctx, id, method)
+	}
+}
+
+// abandon gives up call id after ctx ended: its response, if it comes, is
+// dropped.
+func (p *peer) abandon(ctx context.Context, id uint64, method string) error {
+	p.mu.Lock()
+	if _, ok := p.pending[id]; ok {
+		delete(p.pending, id)
+		p.abandoned[id] = struct{}{}
+	}
+	p.mu.Unlock()
+	return fmt.Errorf("bridge: %s: %w", method, ctx.Err())
+}
+
+// leadUntil is called holding the read token; it reads lines until call id's
+// reply is on ch, its deadline passes (which breaks the connection), ctx
+// ends (which abandons the call) or the connection breaks, and then gives
+// the token back.
+func (p *peer) leadUntil(ctx context.Context, id uint64, ch chan reply, method string, timeout time.Duration, deadline time.Time) (reply, error) {
+	defer func() { p.token <- struct{}{} }()
+	if ctx.Done() != nil {
+		// End a blocked read when ctx ends. If this runs after the token
+		// has passed on, the next holder sees a deadline that is not its
+		// own and reads on.
+		stop := context.AfterFunc(ctx, func() { _ = p.deadliner.SetReadDeadline(time.Now()) })
+		defer stop()
+	}
+	_ = p.deadliner.SetReadDeadline(deadline)
+	for {
+		select {
+		case r := <-ch:
+			return r, nil
+		default:
 		}
-		p.mu.Unlock()
-		return fmt.Errorf("bridge: %s: %w", method, ctx.Err())
+		if err := p.brokenErr(); err != nil {
+			return reply{}, err
+		}
+		if ctx.Err() != nil {
+			return reply{}, p.abandon(ctx, id, method)
+		}
+		line, err := p.readLine()
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				p.readFailed(err)
+				return reply{}, p.brokenErr()
+			}
+			if ctx.Err() != nil {
+				continue // abandoned above
+			}
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				p.fail(fmt.Errorf("%w: %s got no response within %s", ErrTimeout, method, timeout))
+				return reply{}, p.brokenErr()
+			}
+			// Another call's cancellation, meant for an earlier leader.
+			_ = p.deadliner.SetReadDeadline(deadline)
+			continue
+		}
+		if !p.dispatch(line) {
+			return reply{}, p.brokenErr()
+		}
 	}
 }

@@ -46,15 +46,20 @@ type served struct {
 // Requests are handled concurrently. Before returning, Serve shuts down and
 // cleans up every instance the harness did not clean up, and joins their
 // errors to the result. When ctx is cancelled Serve returns without waiting
-// for a read from in to finish.
+// for a read from in to finish. When in is an *os.File on a blocking pipe
+// (an adapter process's stdin), Serve reads a duplicate of it in
+// non-blocking mode, which the pipe shares, and makes the pipe blocking
+// again before it returns.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := &serverState{srv: s, instances: make(map[string]*served)}
 	maxLine := s.MaxLineBytes
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineBytes
 	}
+	in, release := pollableInput(in)
+	defer release()
 	st.p = newPeer(in, out, maxLine, st.handle, nil)
-	go st.p.readLoop()
+	st.p.startReadLoop()
 	var cause error
 	select {
 	case <-st.p.done:

@@ -1,0 +1,188 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// newLeadScripted is newScripted over an os.Pipe, whose read deadlines let
+// calls read their own responses.
+func newLeadScripted(t *testing.T, opts Options) (*Client, *scripted) {
+	t.Helper()
+	sr, cw := io.Pipe()
+	cr, sw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewClient(cr, cw, opts)
+	if !c.p.lead {
+		t.Fatal("calls over an os.Pipe do not read for themselves")
+	}
+	s := &scripted{t: t, in: bufio.NewReader(sr), w: sw}
+	t.Cleanup(func() {
+		sw.Close()
+		sr.Close()
+		c.Close()
+	})
+	return c, s
+}
+
+func TestLeaderTimesOut(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newLeadScripted(t, Options{CallTimeout: 200 * time.Millisecond})
+	go s.read() // and never answer
+	start := time.Now()
+	if _, err := c.Hello(context.Background()); !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("hello: %v, want ErrTimeout", err)
+	}
+	if d := time.Since(start); d < 200*time.Millisecond || d > 2*time.Second {
+		t.Fatalf("the call timed out after %s", d)
+	}
+	if !errors.Is(c.Err(), ErrTimeout) {
+		t.Fatalf("connection error %v, want ErrTimeout", c.Err())
+	}
+}
+
+// A call cancelled while it reads keeps the line it was reading, so the
+// response it abandoned is dropped whole and the next call works.
+func TestLeaderCancelKeepsAPartialLine(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newLeadScripted(t, Options{CallTimeout: 5 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Hello(ctx)
+		errc <- err
+	}()
+	if first := s.read(); first.ID != 1 {
+		t.Fatalf("first id %d", first.ID)
+	}
+	if _, err := io.WriteString(s.w, `{"id":1,"result":{"protocol":"runtime-adapter-`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the leader reads the fragment
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled hello: %v", err)
+	}
+	s.write(`bridge-v1","factory":"late"}}`)
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"protocol":"runtime-adapter-bridge-v1","factory":"scripted"}}`, env.ID)
+	}()
+	name, err := c.Hello(context.Background())
+	if err != nil || name != "scripted" {
+		t.Fatalf("hello after an abandoned call: %q, %v", name, err)
+	}
+	if c.Err() != nil {
+		t.Fatalf("the connection broke: %v", c.Err())
+	}
+}
+
+// A call waiting for its response while another call leads gets it from
+// the leader, and times out on its own when none comes.
+func TestFollowerTimesOutWhileAnotherLeads(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newLeadScripted(t, Options{CallTimeout: 300 * time.Millisecond})
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			_, err := c.Hello(context.Background())
+			errs <- err
+		}()
+	}
+	s.read()
+	s.read()
+	for range 2 {
+		if err := <-errs; !errors.Is(err, ErrTimeout) {
+			t.Fatalf("hello: %v, want ErrTimeout", err)
+		}
+	}
+}
+
+func TestConcurrentCallsWithCallbacks(t *testing.T) {
+	serveOverOSPipes := func(t *testing.T, tr *recorder) conformance.Instance {
+		cr, sw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sr, cw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- Serve(context.Background(), &fakeFactory{}, sr, sw)
+			sw.Close()
+		}()
+		c := NewClient(cr, cw, Options{})
+		_, inst, err := open(context.Background(), c, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr}, func() error {
+			err := <-done
+			sr.Close()
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inst
+	}
+	for _, tc := range []struct {
+		name   string
+		create func(t *testing.T, tr *recorder) conformance.Instance
+	}{
+		{"process", func(t *testing.T, tr *recorder) conformance.Instance {
+			inst, err := childFactory("serve-fake", Options{}).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return inst
+		}},
+		{"os-pipes", serveOverOSPipes},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkGoroutines(t)
+			ctx := context.Background()
+			tr := &recorder{}
+			inst := tc.create(t, tr)
+			const goroutines, calls = 8, 40
+			var wg sync.WaitGroup
+			errs := make(chan error, goroutines)
+			for range goroutines {
+				wg.Go(func() {
+					for i := range calls {
+						if i%2 == 0 {
+							r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: secretPayload()})
+							if r.Status != contract.StatusCompleted {
+								errs <- errors.New("a completion did not complete: " + string(r.Code))
+								return
+							}
+						} else if _, err := inst.Adapter.TrustedProjectRoot(ctx); err != nil {
+							errs <- err
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			if tr.count() != goroutines*calls/2 {
+				t.Errorf("%d transport calls, want %d", tr.count(), goroutines*calls/2)
+			}
+			if err := inst.Cleanup(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
