@@ -106,28 +106,25 @@ func DecodeMessage(data []byte) (Message, error) {
 	return m, err
 }
 
+// The members a message and its provenance must have, in the order a
+// missing one is reported.
+var (
+	messageRequired    = []string{"id", "sourceEntryId", "role", "blocks", "provenance", "flags"}
+	provenanceRequired = []string{"source", "sessionId", "entryId"}
+)
+
 func (d *decoder) message(m *Message) error {
 	*m = Message{}
-	var seen uint8
-	const (
-		hasID = 1 << iota
-		hasSource
-		hasRole
-		hasBlocks
-		hasProvenance
-		hasFlags
-	)
+	req := required{names: messageRequired}
 	err := d.object("", func(name []byte) error {
+		req.see(name)
 		var err error
 		switch string(name) {
 		case "id":
-			seen |= hasID
 			m.ID, err = d.str("id")
 		case "sourceEntryId":
-			seen |= hasSource
 			m.SourceEntryID, err = d.str("sourceEntryId")
 		case "role":
-			seen |= hasRole
 			var r string
 			if r, err = d.str("role"); err == nil {
 				m.Role = Role(r)
@@ -138,7 +135,6 @@ func (d *decoder) message(m *Message) error {
 				}
 			}
 		case "blocks":
-			seen |= hasBlocks
 			m.Blocks = []Block{}
 			err = d.array("blocks", func(int) error {
 				b, err := d.block()
@@ -154,12 +150,10 @@ func (d *decoder) message(m *Message) error {
 		case "model":
 			m.Model, err = d.optStr("model")
 		case "provenance":
-			seen |= hasProvenance
 			err = d.provenance(&m.Provenance)
 		case "tokenEstimate":
 			m.TokenEstimate, err = d.num("tokenEstimate")
 		case "flags":
-			seen |= hasFlags
 			err = d.flags(&m.Flags)
 		default:
 			m.Extra, err = d.extra(m.Extra, name)
@@ -169,31 +163,17 @@ func (d *decoder) message(m *Message) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case seen&hasID == 0:
-		return d.missing("id")
-	case seen&hasSource == 0:
-		return d.missing("sourceEntryId")
-	case seen&hasRole == 0:
-		return d.missing("role")
-	case seen&hasBlocks == 0:
-		return d.missing("blocks")
-	case seen&hasProvenance == 0:
-		return d.missing("provenance")
-	case seen&hasFlags == 0:
-		return d.missing("flags")
-	}
-	return nil
+	return req.check(d)
 }
 
 func (d *decoder) provenance(p *Provenance) error {
 	*p = Provenance{}
-	var hasSource, hasSession, hasEntry bool
+	req := required{names: provenanceRequired}
 	err := d.object("provenance", func(name []byte) error {
+		req.see(name)
 		var err error
 		switch string(name) {
 		case "source":
-			hasSource = true
 			var s string
 			if s, err = d.str("source"); err == nil {
 				p.Source = Source(s)
@@ -204,10 +184,8 @@ func (d *decoder) provenance(p *Provenance) error {
 				}
 			}
 		case "sessionId":
-			hasSession = true
 			p.SessionID, err = d.str("sessionId")
 		case "entryId":
-			hasEntry = true
 			p.EntryID, err = d.str("entryId")
 		case "originalRole":
 			p.OriginalRole, err = d.optStr("originalRole")
@@ -223,15 +201,7 @@ func (d *decoder) provenance(p *Provenance) error {
 	}
 	d.push("provenance")
 	defer d.pop()
-	switch {
-	case !hasSource:
-		return d.missing("source")
-	case !hasSession:
-		return d.missing("sessionId")
-	case !hasEntry:
-		return d.missing("entryId")
-	}
-	return nil
+	return req.check(d)
 }
 
 func (d *decoder) flags(f *Flags) error {

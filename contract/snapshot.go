@@ -85,37 +85,37 @@ func (g *ToolAtomicGroup) UnmarshalJSON(data []byte) error {
 	return decodeWith("group", data, func(d *decoder) error { return d.group(g) })
 }
 
+// The members a snapshot and a group must have, in the order a missing one
+// is reported.
+var (
+	snapshotMembers = []string{"schemaVersion", "runtimeId", "sessionId", "revision", "projectRoot", "messages", "toolAtomicGroups"}
+	groupMembers    = []string{"id", "messageIds", "toolCallIds", "complete"}
+)
+
 func (d *decoder) snapshot(s *HistorySnapshot) error {
 	*s = HistorySnapshot{}
-	var seen [7]bool
-	names := [7]string{"schemaVersion", "runtimeId", "sessionId", "revision", "projectRoot", "messages", "toolAtomicGroups"}
+	req := required{names: snapshotMembers}
 	err := d.object("", func(name []byte) error {
+		req.see(name)
 		var err error
 		switch string(name) {
 		case "schemaVersion":
-			seen[0] = true
 			s.SchemaVersion, err = d.str("schemaVersion")
 		case "runtimeId":
-			seen[1] = true
 			s.RuntimeID, err = d.str("runtimeId")
 		case "sessionId":
-			seen[2] = true
 			s.SessionID, err = d.str("sessionId")
 		case "revision":
-			seen[3] = true
 			s.Revision, err = d.str("revision")
 		case "projectRoot":
-			seen[4] = true
 			s.ProjectRoot, err = d.str("projectRoot")
 		case "messages":
-			seen[5] = true
 			s.Messages = []Message{}
 			err = d.array("messages", func(int) error {
 				s.Messages = append(s.Messages, Message{})
 				return d.message(&s.Messages[len(s.Messages)-1])
 			})
 		case "toolAtomicGroups":
-			seen[6] = true
 			s.ToolAtomicGroups = []ToolAtomicGroup{}
 			err = d.array("toolAtomicGroups", func(int) error {
 				s.ToolAtomicGroups = append(s.ToolAtomicGroups, ToolAtomicGroup{})
@@ -129,32 +129,23 @@ func (d *decoder) snapshot(s *HistorySnapshot) error {
 	if err != nil {
 		return err
 	}
-	for i, ok := range seen {
-		if !ok {
-			return d.missing(names[i])
-		}
-	}
-	return nil
+	return req.check(d)
 }
 
 func (d *decoder) group(g *ToolAtomicGroup) error {
 	*g = ToolAtomicGroup{}
-	var seen [4]bool
-	names := [4]string{"id", "messageIds", "toolCallIds", "complete"}
+	req := required{names: groupMembers}
 	err := d.object("", func(name []byte) error {
+		req.see(name)
 		var err error
 		switch string(name) {
 		case "id":
-			seen[0] = true
 			g.ID, err = d.str("id")
 		case "messageIds":
-			seen[1] = true
 			g.MessageIDs, err = d.strings("messageIds")
 		case "toolCallIds":
-			seen[2] = true
 			g.ToolCallIDs, err = d.strings("toolCallIds")
 		case "complete":
-			seen[3] = true
 			g.Complete, err = d.boolean("complete")
 		default:
 			err = d.s.Skip()
@@ -164,10 +155,5 @@ func (d *decoder) group(g *ToolAtomicGroup) error {
 	if err != nil {
 		return err
 	}
-	for i, ok := range seen {
-		if !ok {
-			return d.missing(names[i])
-		}
-	}
-	return nil
+	return req.check(d)
 }

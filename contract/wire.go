@@ -68,6 +68,33 @@ func (d *decoder) fail(err error) error {
 	return &DecodeError{Path: string(p), Err: err}
 }
 
+// required tracks which required members of one object were seen.
+type required struct {
+	names []string
+	seen  uint64 // bit i: names[i] was seen
+}
+
+// see records a member name.
+func (r *required) see(name []byte) {
+	for i, n := range r.names {
+		if n == string(name) {
+			r.seen |= 1 << i
+			return
+		}
+	}
+}
+
+// check returns the missing-member error of the first required member not
+// seen, in the order of names, or nil.
+func (r *required) check(d *decoder) error {
+	for i, n := range r.names {
+		if r.seen&(1<<i) == 0 {
+			return d.missing(n)
+		}
+	}
+	return nil
+}
+
 func (d *decoder) missing(name string) error {
 	d.push(name)
 	defer d.pop()
