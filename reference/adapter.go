@@ -298,14 +298,7 @@ func (a *Adapter) enforce(provider string, payload any) (res contract.PrivacyRes
 	if err != nil {
 		return contract.PrivacyResult{}, err
 	}
-	return contract.PrivacyResult{
-		Provider:         provider,
-		Destination:      r.Destination,
-		Payload:          r.Value,
-		Changed:          r.Changed,
-		BlockedBlocks:    r.BlockedBlocks,
-		SecretRedactions: r.SecretRedactions,
-	}, nil
+	return r.ForProvider(provider), nil
 }
 
 // Complete sanitises req.Payload for req.Provider and sends only the

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/ds4context/adapterkit/contract"
 )
 
 // Engine enforces one privacy Config. It is immutable after New and safe
@@ -102,6 +104,19 @@ type Result struct {
 	SecretRedactions int `json:"secretRedactions"`
 	// Destination is the provider's destination.
 	Destination Destination `json:"destination"`
+}
+
+// ForProvider returns the result as an adapter's EnforcePrivacy reports it
+// for provider.
+func (r Result) ForProvider(provider string) contract.PrivacyResult {
+	return contract.PrivacyResult{
+		Provider:         provider,
+		Destination:      r.Destination,
+		Payload:          r.Value,
+		Changed:          r.Changed,
+		BlockedBlocks:    r.BlockedBlocks,
+		SecretRedactions: r.SecretRedactions,
+	}
 }
 
 // SanitizePayload sanitises payload for provider.

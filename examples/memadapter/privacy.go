@@ -21,12 +21,5 @@ func sanitize(provider string, payload any) (contract.PrivacyResult, error) {
 	if err != nil {
 		return contract.PrivacyResult{}, err
 	}
-	return contract.PrivacyResult{
-		Provider:         provider,
-		Destination:      r.Destination,
-		Payload:          r.Value,
-		Changed:          r.Changed,
-		BlockedBlocks:    r.BlockedBlocks,
-		SecretRedactions: r.SecretRedactions,
-	}, nil
+	return r.ForProvider(provider), nil
 }
