@@ -549,23 +549,32 @@ func (m *closedShutdown) Shutdown(ctx context.Context) error {
 	return m.Adapter.Shutdown(ctx)
 }
 
-// staleSnapshot serves its last snapshot when the adapter refuses one.
-type staleSnapshot struct {
-	decorator
+// staleCache remembers the last snapshot an adapter gave and serves it when
+// the adapter refuses one.
+type staleCache struct {
 	mu   sync.Mutex
 	last *contract.HistorySnapshot
 }
 
-func (m *staleSnapshot) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
-	s, err := m.Adapter.SnapshotHistory(ctx)
-	m.mu.Lock()
-	defer m.mu.Unlock()
+func (c *staleCache) serve(s contract.HistorySnapshot, err error) (contract.HistorySnapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err == nil {
-		m.last = &s
-	} else if m.last != nil {
-		return *m.last, nil
+		c.last = &s
+	} else if c.last != nil {
+		return *c.last, nil
 	}
 	return s, err
+}
+
+// staleSnapshot serves its last snapshot when the adapter refuses one.
+type staleSnapshot struct {
+	decorator
+	cache staleCache
+}
+
+func (m *staleSnapshot) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	return m.cache.serve(m.Adapter.SnapshotHistory(ctx))
 }
 
 func (m *staleSnapshot) Shutdown(ctx context.Context) error {
@@ -576,20 +585,11 @@ func (m *staleSnapshot) Shutdown(ctx context.Context) error {
 // staleRebuild serves its last rebuild when the adapter refuses one.
 type staleRebuild struct {
 	decorator
-	mu   sync.Mutex
-	last *contract.HistorySnapshot
+	cache staleCache
 }
 
 func (m *staleRebuild) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
-	s, err := m.Adapter.RebuildDerivedState(ctx)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err == nil {
-		m.last = &s
-	} else if m.last != nil {
-		return *m.last, nil
-	}
-	return s, err
+	return m.cache.serve(m.Adapter.RebuildDerivedState(ctx))
 }
 
 func (m *staleRebuild) Shutdown(ctx context.Context) error {
