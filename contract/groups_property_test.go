@@ -178,7 +178,7 @@ func TestPropertyNonToolMessagesNeverChangeGroups(t *testing.T) {
 func TestPropertyGroupsAreDeterministicAndValidate(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := gen.Snapshot().Draw(t, "snapshot")
-		again := contract.BuildToolAtomicGroups(gen.CloneSnapshot(&s).Messages)
+		again := contract.BuildToolAtomicGroups(contract.CloneSnapshot(&s).Messages)
 		if !reflect.DeepEqual(again, s.ToolAtomicGroups) {
 			t.Fatalf("building twice gave different groups:\n%+v\n%+v", again, s.ToolAtomicGroups)
 		}

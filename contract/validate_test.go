@@ -50,8 +50,8 @@ func TestBuildAndValidateSnapshotEqualsItsParts(t *testing.T) {
 func TestPropertyBuildAndValidateSnapshotEqualsItsParts(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := gen.MutatedSnapshot().Draw(t, "mutated")
-		s1 := gen.CloneSnapshot(&m.Snapshot)
-		s2 := gen.CloneSnapshot(&m.Snapshot)
+		s1 := contract.CloneSnapshot(&m.Snapshot)
+		s2 := contract.CloneSnapshot(&m.Snapshot)
 		s1.ToolAtomicGroups = contract.BuildToolAtomicGroups(s1.Messages)
 		want := contract.ValidateHistorySnapshot(&s1)
 		got := contract.BuildAndValidateSnapshot(&s2)

@@ -154,7 +154,7 @@ func New(opts Options) (*Adapter, error) {
 	return &Adapter{
 		runtimeID: runtimeID,
 		root:      root,
-		model:     cloneModel(opts.Model),
+		model:     contract.CloneModel(opts.Model),
 		transport: opts.Transport,
 		embedding: opts.EmbeddingPort,
 		privacy:   engine,
@@ -249,8 +249,8 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 		SessionID:        c.header.SessionID,
 		Revision:         c.revision,
 		ProjectRoot:      a.root,
-		Messages:         cloneMessages(c.messages),
-		ToolAtomicGroups: cloneGroups(c.groups),
+		Messages:         contract.CloneMessages(c.messages),
+		ToolAtomicGroups: contract.CloneGroups(c.groups),
 	}, nil
 }
 
@@ -259,7 +259,7 @@ func (a *Adapter) CurrentModel(context.Context) (*contract.ModelDescriptor, erro
 	if a.closed.Load() {
 		return nil, ErrClosed
 	}
-	return cloneModel(a.model), nil
+	return contract.CloneModel(a.model), nil
 }
 
 // TrustedProjectRoot returns the canonical project root.

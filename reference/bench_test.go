@@ -301,8 +301,8 @@ func BenchmarkCopySnapshot(b *testing.B) {
 	c := a.store.c
 	b.ReportAllocs()
 	for b.Loop() {
-		cloneMessages(c.messages)
-		cloneGroups(c.groups)
+		contract.CloneMessages(c.messages)
+		contract.CloneGroups(c.groups)
 	}
 }
 

@@ -57,7 +57,7 @@
 // The mutation catalogue also works without rapid, for building fixtures:
 //
 //	for _, m := range gen.Mutations {
-//		s := gen.CloneSnapshot(&valid)
+//		s := contract.CloneSnapshot(&valid)
 //		if m.Apply(&s) {
 //			// s is invalid; ValidateHistorySnapshot reports exactly m.Codes.
 //		}

@@ -63,7 +63,7 @@ func ExampleMutation_Apply() {
 	valid.ToolAtomicGroups = contract.BuildToolAtomicGroups(valid.Messages)
 
 	m, _ := gen.MutationByName("group-complete-flipped")
-	broken := gen.CloneSnapshot(&valid)
+	broken := contract.CloneSnapshot(&valid)
 	if m.Apply(&broken) {
 		for _, issue := range contract.ValidateHistorySnapshot(&broken) {
 			fmt.Println(issue.Code, *issue.ToolCallID)

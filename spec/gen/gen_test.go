@@ -207,7 +207,7 @@ func TestEveryMutationAppliesDeterministically(t *testing.T) {
 		applied := 0
 		for i := range samples {
 			before, _ := samples[i].MarshalJSON()
-			s := gen.CloneSnapshot(&samples[i])
+			s := contract.CloneSnapshot(&samples[i])
 			if !m.Apply(&s) {
 				after, _ := s.MarshalJSON()
 				if string(before) != string(after) {

@@ -27,7 +27,7 @@ type Mutation struct {
 // and reports whether it applied (false leaves s unchanged: the snapshot has
 // nothing the mutation can break, for example no tool group). It replaces
 // blocks and slices rather than writing through them, yet callers that keep
-// the original should pass a CloneSnapshot.
+// the original should pass a contract.CloneSnapshot.
 func (m Mutation) Apply(s *contract.HistorySnapshot) bool { return m.ApplyAt(s, 0) }
 
 // ApplyAt is Apply with the at-th eligible target (counted modulo the
