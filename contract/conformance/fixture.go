@@ -33,23 +33,10 @@ const (
 // NewFixture returns a fresh copy of the conformance fixture; callers may
 // modify it freely.
 func NewFixture() Fixture {
-	msg := func(entry string, role contract.Role, tokens float64, atomic bool, blocks ...contract.Block) contract.Message {
-		m := contract.Message{
-			ID:            FixtureSessionID + ":" + entry,
-			SourceEntryID: entry,
-			Role:          role,
-			Blocks:        blocks,
-			Provenance: contract.Provenance{
-				Source:    contract.SourceRuntimeSession,
-				SessionID: FixtureSessionID,
-				EntryID:   entry,
-				RuntimeID: new(FixtureRuntimeID),
-			},
-			TokenEstimate: new(tokens),
-		}
-		if atomic {
-			m.Flags.Atomic = new(true)
-		}
+	// Messages holding the tool call and its result are flagged atomic.
+	msg := func(entry string, role contract.Role, tokens float64, blocks ...contract.Block) contract.Message {
+		m := contract.NewRuntimeMessage(FixtureRuntimeID, FixtureSessionID, entry, role, blocks...)
+		m.TokenEstimate = new(tokens)
 		return m
 	}
 	return Fixture{
@@ -64,13 +51,13 @@ func NewFixture() Fixture {
 			Input:         []string{"text"},
 		},
 		Messages: []contract.Message{
-			msg("entry-user", contract.RoleUser, 8, false,
+			msg("entry-user", contract.RoleUser, 8,
 				&contract.TextBlock{Text: "Inspect the reference project."}),
-			msg("entry-call", contract.RoleAssistant, 12, true,
+			msg("entry-call", contract.RoleAssistant, 12,
 				&contract.ToolCallBlock{ID: FixtureToolCallID, Name: "read", Arguments: json.RawMessage(`{"path":"src/index.ts"}`)}),
-			msg("entry-result", contract.RoleTool, 10, true,
+			msg("entry-result", contract.RoleTool, 10,
 				&contract.ToolResultBlock{ToolCallID: FixtureToolCallID, ToolName: "read", Content: "export const ready = true;"}),
-			msg("entry-assistant", contract.RoleAssistant, 7, false,
+			msg("entry-assistant", contract.RoleAssistant, 7,
 				&contract.TextBlock{Text: "The project is ready."}),
 		},
 	}

@@ -33,27 +33,7 @@ func (h SyntheticHistory) Messages(n int) []contract.Message {
 		if len(out) == n {
 			return
 		}
-		entry := "e" + strconv.Itoa(len(out)+1)
-		m := contract.Message{
-			ID:            h.SessionID + ":" + entry,
-			SourceEntryID: entry,
-			Role:          role,
-			Blocks:        blocks,
-			Provenance: contract.Provenance{
-				Source:    contract.SourceRuntimeSession,
-				SessionID: h.SessionID,
-				EntryID:   entry,
-				RuntimeID: new(h.RuntimeID),
-			},
-		}
-		if role == contract.RoleAssistant || role == contract.RoleTool {
-			for _, b := range blocks {
-				if t := b.Type(); t == contract.BlockToolCall || t == contract.BlockToolResult {
-					m.Flags.Atomic = new(true)
-					break
-				}
-			}
-		}
+		m := contract.NewRuntimeMessage(h.RuntimeID, h.SessionID, "e"+strconv.Itoa(len(out)+1), role, blocks...)
 		out = append(out, m)
 	}
 	for x := 0; len(out) < n; x++ {

@@ -50,24 +50,7 @@ func snapshotOf(messages []contract.Message) contract.HistorySnapshot {
 // msg builds a runtime-session message of the fixture session; tool
 // messages are flagged atomic.
 func msg(entry string, role contract.Role, blocks ...contract.Block) contract.Message {
-	m := contract.Message{
-		ID:            fixtures.HistorySessionID + ":" + entry,
-		SourceEntryID: entry,
-		Role:          role,
-		Blocks:        blocks,
-		Provenance: contract.Provenance{
-			Source:    contract.SourceRuntimeSession,
-			SessionID: fixtures.HistorySessionID,
-			EntryID:   entry,
-			RuntimeID: new(fixtures.HistoryRuntimeID),
-		},
-	}
-	for _, b := range blocks {
-		if t := b.Type(); t == contract.BlockToolCall || t == contract.BlockToolResult {
-			m.Flags.Atomic = new(true)
-		}
-	}
-	return m
+	return contract.NewRuntimeMessage(fixtures.HistoryRuntimeID, fixtures.HistorySessionID, entry, role, blocks...)
 }
 
 func text(s string) contract.Block { return &contract.TextBlock{Text: s} }
