@@ -290,7 +290,7 @@ func (a *Adapter) enforce(provider string, payload any) (res contract.PrivacyRes
 			err = errors.New("privacy engine panicked")
 		}
 		if err != nil {
-			a.diags.add(CodePrivacyEnforcement)
+			a.diags.add(contract.DiagnosticPrivacyEnforcementFailed)
 			res, err = contract.PrivacyResult{}, errors.Join(ErrPrivacyFailed, err)
 		}
 	}()
@@ -318,7 +318,7 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 		return contract.Fallback(contract.FallbackAdapterClosed, ReasonAdapterClosed, false)
 	}
 	if contract.IsBlank(req.Provider) || contract.IsBlank(req.Model) {
-		a.diags.add(CodeCompletionInvalid)
+		a.diags.add(contract.DiagnosticCompletionRequestInvalid)
 		return contract.Fallback(contract.FallbackInvalidRequest, ReasonInvalidRequest, false)
 	}
 	res, err := a.enforce(req.Provider, req.Payload)
@@ -331,11 +331,11 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 		return contract.Completed(out, res.Summary(), meta)
 	}
 	if failed {
-		a.diags.record(localKVDiagnostic(CodeLocalKVReplayFailed))
+		a.diags.record(localKVDiagnostic(contract.DiagnosticLocalKVReplayFailed))
 	}
 	out, err = a.send(ctx, treq)
 	if err != nil {
-		a.diags.add(CodeTransportFailed)
+		a.diags.add(contract.DiagnosticCompletionTransportFailed)
 		return contract.Fallback(contract.FallbackTransportFailed, ReasonTransportFailed, true)
 	}
 	return contract.Completed(out, res.Summary(), nil)
@@ -371,9 +371,9 @@ func (a *Adapter) Shutdown(ctx context.Context) error {
 	a.mu.Unlock()
 	if a.kv != nil {
 		if err := a.kv.shutdown(ctx); err != nil {
-			a.diags.record(localKVDiagnostic(CodeLocalKVShutdownFailed))
+			a.diags.record(localKVDiagnostic(contract.DiagnosticLocalKVShutdownFailed))
 		}
 	}
-	a.diags.add(CodeAdapterClosed)
+	a.diags.add(contract.DiagnosticAdapterClosed)
 	return nil
 }

@@ -424,7 +424,7 @@ func TestEnforcePrivacyErrorsWithoutDiagnostic(t *testing.T) {
 	if _, err := a.EnforcePrivacy(context.Background(), contract.PrivacyRequest{Provider: "p"}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("error %v", err)
 	}
-	if d := a.Diagnostics(); len(d) != 1 || d[0].Code != CodeAdapterClosed {
+	if d := a.Diagnostics(); len(d) != 1 || d[0].Code != contract.DiagnosticAdapterClosed {
 		t.Fatalf("diagnostics %+v", d)
 	}
 }
@@ -478,7 +478,7 @@ func TestDiagnosticsKeepNewest(t *testing.T) {
 	}
 	a.Shutdown(context.Background())
 	d := a.Diagnostics()
-	if len(d) != MaxDiagnostics || d[len(d)-1].Code != CodeAdapterClosed || d[0].Code != CodeCompletionInvalid {
+	if len(d) != MaxDiagnostics || d[len(d)-1].Code != contract.DiagnosticAdapterClosed || d[0].Code != contract.DiagnosticCompletionRequestInvalid {
 		t.Fatalf("%d diagnostics, last %+v", len(d), d[len(d)-1])
 	}
 }

@@ -182,7 +182,7 @@ func TestConformanceFactoryCases(t *testing.T) {
 		if r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable || tr.count() != before {
 			t.Fatalf("result %+v", r)
 		}
-		if !hasDiagnostic(a.(*Adapter), CodeTransportFailed) {
+		if !hasDiagnostic(a.(*Adapter), contract.DiagnosticCompletionTransportFailed) {
 			t.Fatal("no completion-transport-failed diagnostic")
 		}
 	})
@@ -197,7 +197,7 @@ func TestConformanceFactoryCases(t *testing.T) {
 		if _, err := a.SnapshotHistory(ctx); err == nil {
 			t.Fatal("snapshot after shutdown")
 		}
-		if !hasDiagnostic(a.(*Adapter), CodeAdapterClosed) {
+		if !hasDiagnostic(a.(*Adapter), contract.DiagnosticAdapterClosed) {
 			t.Fatal("no adapter-closed diagnostic")
 		}
 	})

@@ -7,16 +7,13 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// Diagnostic codes the adapter records.
+// Diagnostic codes the adapter records besides the contract's own
+// (contract.Diagnostic*): the outcomes of reading its JSONL history.
 const (
 	CodeHistoryReadFailed       = "canonical-history-read-failed"
 	CodeHistoryIdentityMismatch = "canonical-history-identity-mismatch"
 	CodeHistoryInvalid          = "canonical-history-invalid"
 	CodeDerivedStateRebuilt     = "derived-state-rebuilt"
-	CodePrivacyEnforcement      = "privacy-enforcement-failed"
-	CodeCompletionInvalid       = "completion-request-invalid"
-	CodeTransportFailed         = "completion-transport-failed"
-	CodeAdapterClosed           = "adapter-closed"
 )
 
 // MaxDiagnostics is how many diagnostics the adapter keeps (the newest).
@@ -26,12 +23,12 @@ var diagnosticMessages = map[string]string{
 	CodeHistoryReadFailed:       "Canonical JSONL history is missing, corrupt, truncated, or outside configured bounds",
 	CodeHistoryIdentityMismatch: "Canonical history identity does not match the trusted adapter configuration",
 	CodeDerivedStateRebuilt:     "Disposable adapter state was rebuilt from canonical JSONL history",
-	CodePrivacyEnforcement:      "Privacy enforcement failed closed before completion transport",
-	CodeCompletionInvalid:       "Completion request is missing provider or model identity",
-	CodeTransportFailed:         "Completion transport failed; native runtime fallback remains available",
-	CodeLocalKVReplayFailed:     "Local KV transport failed; completion retried with a full prompt through native transport",
-	CodeLocalKVShutdownFailed:   "Runtime KV shutdown failed after adapter closure",
-	CodeAdapterClosed:           "Reference adapter lifecycle closed cleanly",
+	contract.DiagnosticPrivacyEnforcementFailed:      "Privacy enforcement failed closed before completion transport",
+	contract.DiagnosticCompletionRequestInvalid:       "Completion request is missing provider or model identity",
+	contract.DiagnosticCompletionTransportFailed:         "Completion transport failed; native runtime fallback remains available",
+	contract.DiagnosticLocalKVReplayFailed:     "Local KV transport failed; completion retried with a full prompt through native transport",
+	contract.DiagnosticLocalKVShutdownFailed:   "Runtime KV shutdown failed after adapter closure",
+	contract.DiagnosticAdapterClosed:           "Reference adapter lifecycle closed cleanly",
 }
 
 var diagnosticSeverities = map[string]contract.Severity{
@@ -39,12 +36,12 @@ var diagnosticSeverities = map[string]contract.Severity{
 	CodeHistoryIdentityMismatch: contract.SeverityError,
 	CodeHistoryInvalid:          contract.SeverityError,
 	CodeDerivedStateRebuilt:     contract.SeverityInfo,
-	CodePrivacyEnforcement:      contract.SeverityError,
-	CodeCompletionInvalid:       contract.SeverityWarning,
-	CodeTransportFailed:         contract.SeverityWarning,
-	CodeLocalKVReplayFailed:     contract.SeverityWarning,
-	CodeLocalKVShutdownFailed:   contract.SeverityWarning,
-	CodeAdapterClosed:           contract.SeverityInfo,
+	contract.DiagnosticPrivacyEnforcementFailed:      contract.SeverityError,
+	contract.DiagnosticCompletionRequestInvalid:       contract.SeverityWarning,
+	contract.DiagnosticCompletionTransportFailed:         contract.SeverityWarning,
+	contract.DiagnosticLocalKVReplayFailed:     contract.SeverityWarning,
+	contract.DiagnosticLocalKVShutdownFailed:   contract.SeverityWarning,
+	contract.DiagnosticAdapterClosed:           contract.SeverityInfo,
 }
 
 func invalidHistoryMessage(n int) string {

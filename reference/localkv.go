@@ -12,17 +12,6 @@ import (
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
-// Diagnostic codes of the local KV path. Both are warnings about capability
-// local-kv-reuse.
-const (
-	// CodeLocalKVReplayFailed: the local KV path failed and the completion
-	// was retried with the full sanitised payload through the transport.
-	CodeLocalKVReplayFailed = "local-kv-replay-failed"
-	// CodeLocalKVShutdownFailed: the runtime port's shutdown failed while
-	// the adapter shut down.
-	CodeLocalKVShutdownFailed = "local-kv-shutdown-failed"
-)
-
 // LocalKVOptions configure the local KV reuse path (capability
 // local-kv-reuse). Configuring them (Options.LocalKV non-nil) declares the
 // capability supported; only Enabled sends completions through the port.

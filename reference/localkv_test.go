@@ -351,7 +351,7 @@ func TestLocalKVFailedReplayRetriesThroughTransport(t *testing.T) {
 			if string(got.Payload) != string(sanitised.Payload) || got.Destination != contract.DestinationLocal || got.Provider != kvProvider || got.Model != kvModel {
 				t.Fatalf("transport request %s/%s/%s does not carry the full sanitised payload", got.Provider, got.Model, got.Destination)
 			}
-			want := contract.Diagnostic{Code: CodeLocalKVReplayFailed, Severity: contract.SeverityWarning,
+			want := contract.Diagnostic{Code: contract.DiagnosticLocalKVReplayFailed, Severity: contract.SeverityWarning,
 				Message:    "Local KV transport failed; completion retried with a full prompt through native transport",
 				Capability: contract.CapabilityLocalKVReuse}
 			if ds := a.Diagnostics(); len(ds) != 1 || ds[0] != want {
@@ -378,7 +378,7 @@ func TestLocalKVFailedReplayAndTransportFallsBack(t *testing.T) {
 	for _, d := range a.Diagnostics() {
 		codes = append(codes, d.Code)
 	}
-	if !slices.Equal(codes, []string{CodeLocalKVReplayFailed, CodeTransportFailed}) {
+	if !slices.Equal(codes, []string{contract.DiagnosticLocalKVReplayFailed, contract.DiagnosticCompletionTransportFailed}) {
 		t.Fatalf("diagnostics %v", codes)
 	}
 }
@@ -406,8 +406,8 @@ func TestLocalKVPanicsRetryThroughTransport(t *testing.T) {
 			if res.Status != contract.StatusCompleted || res.LocalKV != nil || len(tr.reqs) != 1 {
 				t.Fatalf("result %+v, transport calls %d", res, len(tr.reqs))
 			}
-			if !hasDiagnostic(a, CodeLocalKVReplayFailed) {
-				t.Fatalf("diagnostics %+v lack %s", a.Diagnostics(), CodeLocalKVReplayFailed)
+			if !hasDiagnostic(a, contract.DiagnosticLocalKVReplayFailed) {
+				t.Fatalf("diagnostics %+v lack %s", a.Diagnostics(), contract.DiagnosticLocalKVReplayFailed)
 			}
 		})
 	}
@@ -639,7 +639,7 @@ func TestLocalKVShutdown(t *testing.T) {
 			if port.shutdowns != 1 {
 				t.Fatalf("port shut down %d times, want 1", port.shutdowns)
 			}
-			if ds := a.Diagnostics(); len(ds) != 1 || ds[0].Code != CodeAdapterClosed {
+			if ds := a.Diagnostics(); len(ds) != 1 || ds[0].Code != contract.DiagnosticAdapterClosed {
 				t.Fatalf("diagnostics %+v", ds)
 			}
 			res := kvComplete(a, defaultKVPayload())
@@ -667,9 +667,9 @@ func TestLocalKVShutdownFailure(t *testing.T) {
 			}
 			a.Shutdown(context.Background())
 			want := []contract.Diagnostic{
-				{Code: CodeLocalKVShutdownFailed, Severity: contract.SeverityWarning,
+				{Code: contract.DiagnosticLocalKVShutdownFailed, Severity: contract.SeverityWarning,
 					Message: "Runtime KV shutdown failed after adapter closure", Capability: contract.CapabilityLocalKVReuse},
-				{Code: CodeAdapterClosed, Severity: contract.SeverityInfo, Message: diagnosticMessages[CodeAdapterClosed]},
+				{Code: contract.DiagnosticAdapterClosed, Severity: contract.SeverityInfo, Message: diagnosticMessages[contract.DiagnosticAdapterClosed]},
 			}
 			if ds := a.Diagnostics(); !reflect.DeepEqual(ds, want) {
 				t.Fatalf("diagnostics %+v, want %+v", ds, want)
@@ -751,7 +751,7 @@ func TestLocalKVReportsAreMetadataOnly(t *testing.T) {
 			}
 		}
 	}
-	if !hasDiagnostic(a, CodeLocalKVReplayFailed) || !hasDiagnostic(a, CodeLocalKVShutdownFailed) {
+	if !hasDiagnostic(a, contract.DiagnosticLocalKVReplayFailed) || !hasDiagnostic(a, contract.DiagnosticLocalKVShutdownFailed) {
 		t.Fatalf("the failure paths were not exercised: %+v", a.Diagnostics())
 	}
 }
