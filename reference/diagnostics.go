@@ -20,28 +20,28 @@ const (
 const MaxDiagnostics = 100
 
 var diagnosticMessages = map[string]string{
-	CodeHistoryReadFailed:       "Canonical JSONL history is missing, corrupt, truncated, or outside configured bounds",
-	CodeHistoryIdentityMismatch: "Canonical history identity does not match the trusted adapter configuration",
-	CodeDerivedStateRebuilt:     "Disposable adapter state was rebuilt from canonical JSONL history",
-	contract.DiagnosticPrivacyEnforcementFailed:      "Privacy enforcement failed closed before completion transport",
-	contract.DiagnosticCompletionRequestInvalid:       "Completion request is missing provider or model identity",
-	contract.DiagnosticCompletionTransportFailed:         "Completion transport failed; native runtime fallback remains available",
-	contract.DiagnosticLocalKVReplayFailed:     "Local KV transport failed; completion retried with a full prompt through native transport",
-	contract.DiagnosticLocalKVShutdownFailed:   "Runtime KV shutdown failed after adapter closure",
-	contract.DiagnosticAdapterClosed:           "Reference adapter lifecycle closed cleanly",
+	CodeHistoryReadFailed:                        "Canonical JSONL history is missing, corrupt, truncated, or outside configured bounds",
+	CodeHistoryIdentityMismatch:                  "Canonical history identity does not match the trusted adapter configuration",
+	CodeDerivedStateRebuilt:                      "Disposable adapter state was rebuilt from canonical JSONL history",
+	contract.DiagnosticPrivacyEnforcementFailed:  "Privacy enforcement failed closed before completion transport",
+	contract.DiagnosticCompletionRequestInvalid:  "Completion request is missing provider or model identity",
+	contract.DiagnosticCompletionTransportFailed: "Completion transport failed; native runtime fallback remains available",
+	contract.DiagnosticLocalKVReplayFailed:       "Local KV transport failed; completion retried with a full prompt through native transport",
+	contract.DiagnosticLocalKVShutdownFailed:     "Runtime KV shutdown failed after adapter closure",
+	contract.DiagnosticAdapterClosed:             "Reference adapter lifecycle closed cleanly",
 }
 
 var diagnosticSeverities = map[string]contract.Severity{
-	CodeHistoryReadFailed:       contract.SeverityError,
-	CodeHistoryIdentityMismatch: contract.SeverityError,
-	CodeHistoryInvalid:          contract.SeverityError,
-	CodeDerivedStateRebuilt:     contract.SeverityInfo,
-	contract.DiagnosticPrivacyEnforcementFailed:      contract.SeverityError,
-	contract.DiagnosticCompletionRequestInvalid:       contract.SeverityWarning,
-	contract.DiagnosticCompletionTransportFailed:         contract.SeverityWarning,
-	contract.DiagnosticLocalKVReplayFailed:     contract.SeverityWarning,
-	contract.DiagnosticLocalKVShutdownFailed:   contract.SeverityWarning,
-	contract.DiagnosticAdapterClosed:           contract.SeverityInfo,
+	CodeHistoryReadFailed:                        contract.SeverityError,
+	CodeHistoryIdentityMismatch:                  contract.SeverityError,
+	CodeHistoryInvalid:                           contract.SeverityError,
+	CodeDerivedStateRebuilt:                      contract.SeverityInfo,
+	contract.DiagnosticPrivacyEnforcementFailed:  contract.SeverityError,
+	contract.DiagnosticCompletionRequestInvalid:  contract.SeverityWarning,
+	contract.DiagnosticCompletionTransportFailed: contract.SeverityWarning,
+	contract.DiagnosticLocalKVReplayFailed:       contract.SeverityWarning,
+	contract.DiagnosticLocalKVShutdownFailed:     contract.SeverityWarning,
+	contract.DiagnosticAdapterClosed:             contract.SeverityInfo,
 }
 
 func invalidHistoryMessage(n int) string {
