@@ -102,8 +102,8 @@ func TestMutantsOverTheBridge(t *testing.T) {
 					if g, w := reportJSON(t, got, err), reportJSON(t, want, wantErr); g != w {
 						t.Errorf("%s: report\n got %s\nwant %s", name, g, w)
 					}
-					if !slices.Equal(failedCases(got), m.RunnerFails) {
-						t.Errorf("%s: failed cases %q, want %q", name, failedCases(got), m.RunnerFails)
+					if !slices.Equal(failedCases(got), m.RunnerFails()) {
+						t.Errorf("%s: failed cases %q, want %q", name, failedCases(got), m.RunnerFails())
 					}
 				}
 			}

@@ -1,8 +1,6 @@
 package spec
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +12,6 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -28,10 +25,13 @@ const SuiteTitle = "runtime-adapter-v1"
 func Describe(factory conformance.Factory, opts ...Option) bool {
 	cfg := newConfig(factory, opts)
 	ginkgo.Describe(SuiteTitle+" "+cfg.name, func() {
-		describeCases(cfg)
-		describeExtended(cfg)
-		describeLocalKV(cfg)
-		describeProperty(cfg)
+		for _, c := range conformance.Checks() {
+			if c.ID == conformance.CheckProjection {
+				describeProperty(cfg, c)
+				continue
+			}
+			describeCheck(cfg, c)
+		}
 	})
 	return true
 }
@@ -49,65 +49,88 @@ func Run(t *testing.T, factory conformance.Factory, opts ...Option) {
 	ginkgo.RunSpecs(t, SuiteTitle+" conformance")
 }
 
-// start creates a fresh instance for the current spec and registers its
-// release (final shutdown and cleanup) with DeferCleanup, which runs even
-// when the spec fails.
-func start(ctx context.Context, cfg *config, fixture conformance.Fixture) *conformance.Session {
-	ginkgo.GinkgoHelper()
-	s, err := conformance.StartWith(ctx, cfg.factory, fixture)
-	if err != nil {
-		fail(cfg, "the factory must create an instance from the conformance fixture", "an instance", "error: "+err.Error())
+// labels returns the labels of a check's spec: its kind's, its own id, and
+// the feature label of a capability-gated check.
+func labels(c conformance.Check) ginkgo.Labels {
+	switch c.Kind {
+	case conformance.KindContract:
+		return ginkgo.Label(LabelConformance, c.ID)
+	case conformance.KindFeature:
+		return ginkgo.Label(LabelExtended, c.ID, FeatureLabelPrefix+c.Capability)
 	}
-	ginkgo.DeferCleanup(func(ctx context.Context) {
-		if err := s.Close(ctx); err != nil {
-			fail(cfg, "the instance must shut down and clean up without error", "no error", "error: "+err.Error())
+	return ginkgo.Label(LabelExtended, c.ID)
+}
+
+// describeCheck registers one spec running the check on fresh instances.
+func describeCheck(cfg *config, c conformance.Check) {
+	ginkgo.It(c.ID+": "+c.Summary, labels(c), func(ctx ginkgo.SpecContext) {
+		r := c.Run(ctx, cfg.factory, cfg.runOptions()...)
+		ginkgo.GinkgoWriter.Printf("%s: %s", c.ID, r.Status)
+		if r.Note != "" {
+			ginkgo.GinkgoWriter.Printf(" (%s)", r.Note)
+		}
+		ginkgo.GinkgoWriter.Println()
+		if c.ID == conformance.CheckInOrder {
+			reportEntry(c, r)
+		}
+		switch r.Status {
+		case conformance.StatusSkip:
+			ginkgo.Skip("skipped, not passed: " + r.SkipReason)
+		case conformance.StatusFail, conformance.StatusError:
+			failCheck(cfg, c.ID, r.Failure, "")
 		}
 	})
-	return s
 }
 
-// fail fails the current spec with a rule, what was expected and what came
-// back (all already metadata only), and how to rerun the spec alone.
-func fail(cfg *config, rule, expected, actual string) {
-	ginkgo.GinkgoHelper()
-	ginkgo.Fail(fmt.Sprintf("rule:     %s\nexpected: %s\nactual:   %s\n%s", rule, expected, actual, rerunHint(cfg, "")))
+// runOptions are the options every check of the suite runs with.
+func (cfg *config) runOptions() []conformance.Option {
+	return append([]conformance.Option{conformance.WithTB(ginkgo.GinkgoTB())}, cfg.checkOpts...)
 }
 
-// failCase fails the current spec with a case failure's explanation.
-func failCase(cfg *config, f *conformance.Failure) {
+// reportEntry attaches the in-order run's verdict to the spec's report,
+// shown only when the spec fails or runs verbosely.
+func reportEntry(c conformance.Check, r conformance.Result) {
+	ginkgo.AddReportEntry("conformance report", fmt.Sprintf("%s: %s", c.ID, r.Status), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// failCheck fails the current spec with a check's failure (metadata only)
+// and the commands that rerun just this spec; env is put before the
+// commands (for example a rapid seed).
+func failCheck(cfg *config, id string, f *conformance.Failure, env string) {
 	ginkgo.GinkgoHelper()
 	ginkgo.Fail(fmt.Sprintf("%s (%s)\nrule:     %s\nexpected: %s\nactual:   %s\n%s",
-		f.Case, f.Code, f.Rule, f.Expected, f.Actual, rerunHint(cfg, "")))
+		id, f.Code, f.Rule, f.Expected, f.Actual, rerunHint(cfg, id, env)))
 }
 
-// rerunHint says how to run the current spec alone; extra is appended to
-// the command (for example a rapid seed).
-func rerunHint(cfg *config, env string) string {
-	focus := "^" + regexp.QuoteMeta(ginkgo.CurrentSpecReport().FullText()) + "$"
-	focus = strings.ReplaceAll(focus, "'", `'\''`)
+// rerunHint says how to run the current spec alone, with the go test form
+// (when the suite runs through Run) and the Ginkgo CLI form, each a command
+// that selects exactly this spec when pasted in the module's root; env, if
+// any, is set for the command. Ginkgo matches --focus against the suite
+// description followed by the spec's full text, so the pattern is anchored
+// at the end only.
+func rerunHint(cfg *config, id, env string) string {
+	focus := shellQuote(regexp.QuoteMeta(ginkgo.CurrentSpecReport().FullText()) + "$")
 	dir := packageDir()
 	if env != "" {
 		env += " "
 	}
-	label := ownLabel(ginkgo.CurrentSpecReport().Labels())
+	var b strings.Builder
+	b.WriteString("rerun alone:\n")
 	if cfg.testName != "" {
-		return fmt.Sprintf("rerun alone: %sgo test %s -run '^%s$' -ginkgo.focus='%s'\n  (this check in every embedding: -ginkgo.label-filter='%s')",
-			env, dir, regexp.QuoteMeta(cfg.testName), focus, label)
+		fmt.Fprintf(&b, "  %sgo test %s -run %s -ginkgo.focus=%s\n", env, dir, shellQuote("^"+regexp.QuoteMeta(cfg.testName)+"$"), focus)
+	} else {
+		fmt.Fprintf(&b, "  %sgo test %s -ginkgo.focus=%s\n", env, dir, focus)
 	}
-	return fmt.Sprintf("rerun alone: %sgo tool ginkgo --focus='%s' %s\n  (this check in every embedding: --label-filter='%s')", env, focus, dir, label)
+	fmt.Fprintf(&b, "  %sgo run github.com/onsi/ginkgo/v2/ginkgo --focus=%s %s   (or: ginkgo --focus=… with the Ginkgo CLI installed)\n", env, focus, dir)
+	fmt.Fprintf(&b, "this check in every embedding: --label-filter=%s", shellQuote(id))
+	return b.String()
 }
 
-// ownLabel returns the label that names one spec of the suite: the case id
-// or the check's name.
-func ownLabel(labels []string) string {
-	for _, l := range labels {
-		if l != LabelConformance && l != LabelExtended && !strings.HasPrefix(l, FeatureLabelPrefix) {
-			return l
-		}
-	}
-	return LabelConformance
-}
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
+// packageDir is the running test package's directory relative to its
+// module's root, as go test and ginkgo name it ("./spec").
 var packageDir = sync.OnceValue(func() string {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -128,44 +151,3 @@ var packageDir = sync.OnceValue(func() string {
 		dir = parent
 	}
 })
-
-func describeCases(cfg *config) {
-	for _, c := range conformance.Cases() {
-		ginkgo.It(c.ID+": "+c.Summary, ginkgo.Label(LabelConformance, c.ID), func(ctx ginkgo.SpecContext) {
-			s := start(ctx, cfg, conformance.NewFixture())
-			if r := s.RunCase(ctx, c.ID); r.Failure != nil {
-				failCase(cfg, r.Failure)
-			}
-		})
-	}
-	ginkgo.It("all seven cases in order on one instance, as conformance.Run runs them", ginkgo.Label(LabelConformance, "in-order"), func(ctx ginkgo.SpecContext) {
-		s := start(ctx, cfg, conformance.NewFixture())
-		results := s.RunAll(ctx)
-		report := conformance.NewReport(cfg.factory.Name(), results)
-		if b, err := json.Marshal(report); err == nil {
-			ginkgo.AddReportEntry("conformance report", string(b))
-		}
-		var failures []string
-		for _, r := range results {
-			if r.Failure != nil {
-				failures = append(failures, r.Failure.Error())
-			}
-		}
-		if len(failures) > 0 {
-			fail(cfg, "all seven cases must pass on one instance, in order", "7 passed cases",
-				fmt.Sprintf("%d failed:\n%s", len(failures), strings.Join(failures, "\n")))
-		}
-	})
-}
-
-// capabilityDeclared reports whether the adapter's own declarations make id
-// a supported capability.
-func capabilityDeclared(a contract.Adapter, id contract.CapabilityID) bool {
-	n := contract.NegotiateCapabilities(a.CapabilityDeclarations(), []contract.CapabilityRequest{{ID: id}})
-	for _, st := range n.Statuses {
-		if st.ID == id {
-			return st.Supported
-		}
-	}
-	return false
-}

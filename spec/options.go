@@ -3,21 +3,21 @@ package spec
 import (
 	"os"
 	"strconv"
-
-	"pgregory.net/rapid"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/spec/gen"
 )
 
-// Labels the suite puts on its specs.
+// Labels the suite puts on its specs. Every spec also carries its check's
+// id (conformance.Check.ID) as a label of its own.
 const (
 	// LabelConformance marks the seven contract cases and the in-order run.
 	LabelConformance = "conformance"
 	// LabelExtended marks checks beyond the seven cases.
 	LabelExtended = "extended"
-	// LabelProperty marks the property-based check.
+	// LabelProperty marks the property-based projection spec.
 	LabelProperty = "property"
 	// FeatureLabelPrefix starts the label of a capability-gated check.
 	FeatureLabelPrefix = "feature:"
@@ -25,12 +25,9 @@ const (
 
 // Defaults of the suite's options.
 const (
-	// DefaultPropertyChecks is how many histories the property check draws
+	// DefaultPropertyChecks is how many histories the property spec draws
 	// unless told otherwise.
 	DefaultPropertyChecks = 20
-	// DefaultDiagnosticsLimit is the most diagnostics an adapter may hold
-	// after many failures: the contract asks for a bounded list.
-	DefaultDiagnosticsLimit = 1000
 	// PropertyChecksEnv names the environment variable that sets the number
 	// of property checks.
 	PropertyChecksEnv = "ADAPTERKIT_PROPERTY_CHECKS"
@@ -40,38 +37,51 @@ const (
 type Option func(*config)
 
 type config struct {
-	factory          conformance.Factory
-	name             string
-	propertyChecks   int
-	diagnosticsLimit int
-	histories        HistoryGenerator
-	testName         string // set by Run, for rerun hints
+	factory        conformance.Factory
+	name           string
+	propertyChecks int
+	histories      conformance.HistoryGenerator
+	checkOpts      []conformance.Option
+	testName       string // set by Run, for rerun hints
 }
 
-// HistoryGenerator returns a generator of valid canonical histories whose
-// messages belong to runtimeID and sessionID.
-type HistoryGenerator func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message]
-
-// WithHistories replaces the histories the property check draws (gen.History
-// by default), for an adapter whose runtime can only hold some histories;
-// every history drawn must still be valid.
-func WithHistories(g HistoryGenerator) Option { return func(c *config) { c.histories = g } }
+// WithHistories replaces the histories the property spec draws
+// (gen.History by default), for an adapter whose runtime can only hold
+// some histories; every history drawn must still be valid.
+func WithHistories(g conformance.HistoryGenerator) Option {
+	return func(c *config) { c.histories = g }
+}
 
 // WithName sets the name of the suite's container (the factory's name by
 // default). Use it to tell apart several embeddings of the same factory.
 func WithName(name string) Option { return func(c *config) { c.name = name } }
 
-// WithPropertyChecks sets how many histories the property check draws. An
+// WithPropertyChecks sets how many histories the property spec draws. An
 // explicit -rapid.checks flag or RAPID_CHECKS variable still wins.
 func WithPropertyChecks(n int) Option { return func(c *config) { c.propertyChecks = n } }
 
 // WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
-// check accepts (DefaultDiagnosticsLimit by default).
-func WithDiagnosticsLimit(n int) Option { return func(c *config) { c.diagnosticsLimit = n } }
+// check accepts (conformance.DefaultDiagnosticsLimit by default).
+func WithDiagnosticsLimit(n int) Option {
+	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithDiagnosticsLimit(n)) }
+}
+
+// WithCallTimeout bounds every adapter call of every spec
+// (conformance.DefaultCallTimeout by default): a call that does not return
+// in time fails its spec, naming the method and the bound.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithCallTimeout(d)) }
+}
+
+// WithRequiredCapabilities makes the capability-gated checks of the given
+// capabilities fail, instead of being skipped, when the adapter does not
+// declare them supported.
+func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
+	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithRequiredCapabilities(ids...)) }
+}
 
 func newConfig(factory conformance.Factory, opts []Option) *config {
-	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks,
-		diagnosticsLimit: DefaultDiagnosticsLimit, histories: gen.History}
+	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks, histories: gen.History}
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {
 		c.propertyChecks = n
 	}

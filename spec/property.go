@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,15 +14,13 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"pgregory.net/rapid"
 
-	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
-func describeProperty(cfg *config) {
-	ginkgo.It("projects any valid canonical history: same ids in order, valid, with exactly the derived tool atomic groups",
-		ginkgo.Label(LabelProperty), func(ctx ginkgo.SpecContext) {
-			checkProperty(cfg, func(t *rapid.T) { projectionProperty(ctx, t, cfg) })
-		})
+func describeProperty(cfg *config, c conformance.Check) {
+	ginkgo.It(c.ID+": "+c.Summary, ginkgo.Label(LabelProperty, c.ID), func(ctx ginkgo.SpecContext) {
+		checkProperty(cfg, c.ID, func(t *rapid.T) { projectionProperty(ctx, t, cfg) })
+	})
 }
 
 // projectionProperty hands a drawn history to the factory and checks the
@@ -29,66 +28,19 @@ func describeProperty(cfg *config) {
 func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) {
 	fx := conformance.NewFixture()
 	msgs := cfg.histories(fx.RuntimeID, fx.SessionID).Draw(t, "history")
-	fx.Messages = msgs
-	shape := HistoryShape(msgs)
-	s, err := conformance.StartWith(ctx, cfg.factory, fx)
-	if err != nil {
-		t.Fatalf("history %s: the factory must create an instance holding any valid history, got error: %s", shape, err)
-	}
-	defer func() {
-		if err := s.Close(ctx); err != nil {
-			t.Errorf("history %s: the instance must shut down and clean up without error, got: %s", shape, err)
+	if err := conformance.CheckHistory(ctx, cfg.factory, msgs, cfg.runOptions()...); err != nil {
+		var f *conformance.Failure
+		if errors.As(err, &f) {
+			t.Fatalf("%s\nrule:     %s\nexpected: %s\nactual:   %s", f.Code, f.Rule, f.Expected, f.Actual)
 		}
-	}()
-	snap, err := s.Adapter().SnapshotHistory(ctx)
-	if err != nil {
-		t.Fatalf("history %s: SnapshotHistory must project any valid history, got error: %s", shape, conformance.Redact(err.Error()))
+		t.Fatalf("%s", conformance.Redact(err.Error()))
 	}
-	if err := conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), msgs); err != nil {
-		f := err.(*conformance.Failure)
-		t.Fatalf("history %s:\nrule:     %s\nexpected: %s\nactual:   %s", shape, f.Rule, f.Expected, f.Actual)
-	}
-}
-
-// HistoryShape describes a history without its text: each message's role
-// and block kinds, e.g. "user[text] assistant[toolCall×2] tool[toolResult]", and
-// the number of tool calls and results.
-func HistoryShape(ms []contract.Message) string {
-	if len(ms) == 0 {
-		return "(empty)"
-	}
-	parts := make([]string, len(ms))
-	calls, results := 0, 0
-	for i := range ms {
-		var kinds []string
-		count := map[contract.BlockType]int{}
-		for _, b := range ms[i].Blocks {
-			t := b.Type()
-			if count[t] == 0 {
-				kinds = append(kinds, string(t))
-			}
-			count[t]++
-			switch t {
-			case contract.BlockToolCall:
-				calls++
-			case contract.BlockToolResult:
-				results++
-			}
-		}
-		for j, k := range kinds {
-			if n := count[contract.BlockType(k)]; n > 1 {
-				kinds[j] = k + "×" + strconv.Itoa(n)
-			}
-		}
-		parts[i] = string(ms[i].Role) + "[" + strings.Join(kinds, ",") + "]"
-	}
-	return fmt.Sprintf("%d messages, %d calls, %d results: %s", len(ms), calls, results, strings.Join(parts, " "))
 }
 
 // checkProperty is a thin wrapper around rapid.Check(GinkgoT(), prop): it
 // sets the number of checks, collects rapid's report and fails the spec
 // once with it, rapid's seed and a command that reruns the spec with it.
-func checkProperty(cfg *config, prop func(*rapid.T)) {
+func checkProperty(cfg *config, id string, prop func(*rapid.T)) {
 	ginkgo.GinkgoHelper()
 	defer setChecks(cfg.propertyChecks)()
 	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT(), name: "adapterkit-" + nameUnsafe.ReplaceAllString(cfg.name, "-")}
@@ -118,7 +70,7 @@ func checkProperty(cfg *config, prop func(*rapid.T)) {
 	case tb.failfile != "":
 		env = "RAPID_FAILFILE=" + strconv.Quote(tb.failfile)
 	}
-	ginkgo.Fail(fmt.Sprintf("rule:     a snapshot is the faithful projection of the canonical history it was created from\n%s\n%s", report, rerunHint(cfg, env)))
+	ginkgo.Fail(fmt.Sprintf("%s: a generated history was not projected faithfully\n%s\n%s", id, report, rerunHint(cfg, id, env)))
 }
 
 var (

@@ -6,15 +6,17 @@
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
 //	adapterkit serve-reference
 //
-// conform runs the seven contract cases on one instance, as
-// conformance.Run does, then the extended checks of the Ginkgo suite in
-// package spec, then checks that generated canonical histories are
-// projected faithfully, and prints a table of results (and, on request, the
-// conformance report as JSON and JUnit XML). Without a command it
-// runs against the bundled reference adapter in process; with one, it starts
-// the command as an adapter process speaking runtime-adapter-bridge-v1 (see
-// docs/bridge.md). The exit status is 0 when everything passed, 1 when a
-// check failed and 2 when the run itself could not happen.
+// conform runs every check of the conformance catalogue (package
+// conformance): the seven contract cases, each on a fresh instance and all
+// in order on one, the extended and capability-gated checks, and the
+// projection of generated canonical histories; it prints a table of results
+// and, on request, the run's report as JSON and JUnit XML. Without a command
+// it runs against the bundled reference adapter in process; with one, it
+// starts the command as an adapter process speaking
+// runtime-adapter-bridge-v1 (see docs/bridge.md). The exit status is 0 when
+// everything passed, 1 when a check failed and 2 when the run itself could
+// not happen. A Go adapter gets the same command for its own factory from
+// package cli.
 //
 // serve-reference serves the reference adapter over stdin and stdout, so the
 // bridge can be tried end to end:
@@ -28,6 +30,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/ds4context/adapterkit/cli"
+	"github.com/ds4context/adapterkit/reference"
 )
 
 func main() {
@@ -62,7 +67,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	switch args[0] {
 	case "conform":
-		return conform(ctx, args[1:], stdout, stderr)
+		return cli.Run(ctx, args[1:], reference.NewConformanceFactory(), stdout, stderr)
 	case "serve-reference":
 		return serveReference(ctx, stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -4,53 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
 )
 
-// asCommandEnv makes the test binary act as the command: with arguments
-// "serve-mutant NAME" it serves the reference adapter wrapped by a mutant,
-// otherwise it runs the command with its arguments. The tests run the
-// command in a child process because Ginkgo runs its suite once per process.
+// asCommandEnv makes the test binary act as the command, so that it can
+// serve the reference adapter to a conform run over the bridge.
 const asCommandEnv = "ADAPTERKIT_TEST_AS_COMMAND"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCommandEnv) != "" {
-		if len(os.Args) == 3 && os.Args[1] == "serve-mutant" {
-			os.Exit(serveMutant(os.Args[2]))
-		}
 		os.Exit(run(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
 	// Children inherit this: a race-enabled child would otherwise sleep a
 	// second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
-}
-
-func serveMutant(name string) int {
-	for _, mu := range mutants.Catalogue() {
-		if mu.Name == name {
-			if err := bridge.Serve(context.Background(), mu.Factory(reference.NewConformanceFactory()), os.Stdin, os.Stdout); err != nil {
-				return exitBroken
-			}
-			return exitPass
-		}
-	}
-	return exitBroken
 }
 
 // runCLI runs the command with args in a child process and returns its exit
@@ -81,19 +60,13 @@ func runInProcess(t *testing.T, args ...string) (int, string, string) {
 func TestConformReference(t *testing.T) {
 	dir := t.TempDir()
 	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
-	code, out, errOut := runCLI(t, "conform", "--report", reportFile, "--junit", junitFile)
+	code, out, errOut := runInProcess(t, "conform", "--report", reportFile, "--junit", junitFile)
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	rows := 0
-	for _, id := range append(conformance.CaseIDs(), "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics", "concurrency", "embedding-port", "local-kv-hit", "projection") {
-		if !regexp.MustCompile(`\n` + id + ` +(pass|skip)`).MatchString(out) {
-			t.Errorf("the table has no passing row for %s:\n%s", id, out)
-		}
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && (f[1] == "pass" || f[1] == "skip") {
-			rows++
+	for _, c := range conformance.Checks() {
+		if !regexp.MustCompile(`\n` + regexp.QuoteMeta(c.ID) + ` +(pass|skip)`).MatchString(out) {
+			t.Errorf("the table has no passing row for %s:\n%s", c.ID, out)
 		}
 	}
 	if !regexp.MustCompile(`\nPASS  \d+ of \d+ checks passed, 1 skipped`).MatchString(out) {
@@ -103,7 +76,7 @@ func TestConformReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got conformance.Report
+	var got conformance.RunReport
 	b, err := os.ReadFile(reportFile)
 	if err != nil {
 		t.Fatal(err)
@@ -111,19 +84,14 @@ func TestConformReference(t *testing.T) {
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
 	}
-	if g, w := mustJSON(t, got), mustJSON(t, want); g != w {
-		t.Errorf("report file\n got %s\nwant %s", g, w)
+	if !got.Passed || got.Version != conformance.RunReportVersion || len(got.Checks) != len(conformance.Checks()) || got.Conformance == nil {
+		t.Fatalf("report: passed %t, version %q, %d checks, conformance %v", got.Passed, got.Version, len(got.Checks), got.Conformance)
 	}
-	var suites junitSuites
-	x, err := os.ReadFile(junitFile)
-	if err != nil {
-		t.Fatal(err)
+	if g, w := mustJSON(t, got.Conformance), mustJSON(t, want); g != w {
+		t.Errorf("the report's seven-case report\n got %s\nwant %s", g, w)
 	}
-	if err := xml.Unmarshal(x, &suites); err != nil {
-		t.Fatalf("JUnit XML does not parse: %v", err)
-	}
-	if suites.Tests != rows || suites.Failures != 0 || suites.Skipped != 1 || len(suites.Suites) != 1 || len(suites.Suites[0].Cases) != rows {
-		t.Errorf("JUnit: %d tests, %d failures, %d skipped, %d suites", suites.Tests, suites.Failures, suites.Skipped, len(suites.Suites))
+	if x, err := os.ReadFile(junitFile); err != nil || !bytes.Contains(x, []byte(`<testsuites name="adapterkit"`)) {
+		t.Errorf("JUnit file: %v\n%s", err, x)
 	}
 }
 
@@ -155,69 +123,31 @@ func TestConformExecServeReference(t *testing.T) {
 	if !regexp.MustCompile(`\nlocal-kv-hit +pass\n`).MatchString(out) {
 		t.Errorf("the local KV checks did not run over the bridge (the port crosses it):\n%s", out)
 	}
-	a, _ := os.ReadFile(inProcess)
-	b, _ := os.ReadFile(overBridge)
-	if !bytes.Equal(a, b) || len(a) == 0 {
-		t.Errorf("reports differ:\n%s\n%s", a, b)
+	var a, b conformance.RunReport
+	for file, rep := range map[string]*conformance.RunReport{inProcess: &a, overBridge: &b} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mustJSON(t, a.Conformance) != mustJSON(t, b.Conformance) || len(a.Checks) != len(b.Checks) {
+		t.Errorf("reports differ:\n%s\n%s", mustJSON(t, a), mustJSON(t, b))
+	}
+	for i := range a.Checks {
+		if i < len(b.Checks) && (a.Checks[i].ID != b.Checks[i].ID || a.Checks[i].Status != b.Checks[i].Status) {
+			t.Errorf("check %s: %s in process, %s over the bridge", a.Checks[i].ID, a.Checks[i].Status, b.Checks[i].Status)
+		}
 	}
 	// The command may follow --, unquoted.
-	if code, out, errOut := runInProcess(t, "conform", "--extended=false", "--histories", "0", "--", os.Args[0], "serve-reference"); code != exitPass || !strings.Contains(out, "7 of 7") {
+	if code, out, errOut := runInProcess(t, "conform", "--extended=false", "--histories", "0", "--", os.Args[0], "serve-reference"); code != exitPass || !strings.Contains(out, "8 of 8 checks passed") {
 		t.Fatalf("after --: exit %d\n%s%s", code, out, errOut)
 	}
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// A broken adapter process (this binary serving a mutant; the adapter
-// command inherits the child's environment) fails with exit status 1 and an explanation that
-// names the case, its code and the rule — and never a probe.
-func TestConformCatchesMutants(t *testing.T) {
-	for _, tc := range []struct {
-		mutant   string
-		extended bool
-		failed   []string
-		code     string
-	}{
-		{"forwards-unsanitised-payload", false, []string{conformance.CasePrivacy}, "privacy-assertion-failed"},
-		{"panics-in-identity", false, []string{conformance.CaseIdentity}, "identity-threw"},
-		{"splits-parallel-batch", false, []string{"projection"}, "projection-assertion-failed"},
-		{"leaks-probe-into-diagnostic", true, []string{"diagnostics-privacy"}, "diagnostics-privacy-assertion-failed"},
-	} {
-		t.Run(tc.mutant, func(t *testing.T) {
-			t.Parallel()
-			if !slices.ContainsFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == tc.mutant }) {
-				t.Fatalf("no mutant %s", tc.mutant)
-			}
-			junitFile := filepath.Join(t.TempDir(), "junit.xml")
-			code, out, errOut := runCLI(t, "conform", "--extended="+strconv.FormatBool(tc.extended), "--junit", junitFile,
-				"--exec", shellQuote(os.Args[0])+" serve-mutant "+tc.mutant)
-			if code != exitFail {
-				t.Fatalf("exit %d, want %d\n%s%s", code, exitFail, out, errOut)
-			}
-			var failed []string
-			for _, line := range strings.Split(out, "\n") {
-				if f := strings.Fields(line); len(f) >= 2 && f[1] == "FAIL" {
-					failed = append(failed, f[0])
-				}
-			}
-			if !slices.Equal(failed, tc.failed) {
-				t.Errorf("failed rows %q, want %q\n%s", failed, tc.failed, out)
-			}
-			if tc.failed[0] == "projection" && !strings.Contains(out, "(history seed ") {
-				t.Errorf("the projection failure does not name its history's seed:\n%s", out)
-			}
-			if !strings.Contains(out, tc.code) || !strings.Contains(out, "rule:") || !strings.Contains(out, "expected:") {
-				t.Errorf("no explanation with %s:\n%s", tc.code, out)
-			}
-			x, _ := os.ReadFile(junitFile)
-			for _, text := range []string{out, errOut, string(x)} {
-				if conformance.ContainsProbe([]byte(text)) {
-					t.Errorf("output holds a probe")
-				}
-			}
-		})
-	}
-}
 
 func TestUsageErrors(t *testing.T) {
 	for _, args := range [][]string{
@@ -259,24 +189,3 @@ func TestServeReferenceSpeaksTheProtocol(t *testing.T) {
 	}
 }
 
-func TestSplitCommand(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want []string
-	}{
-		{"node adapter.mjs", []string{"node", "adapter.mjs"}},
-		{`  a   'b c'  "d \"e\"" f\ g ''`, []string{"a", "b c", `d "e"`, "f g", ""}},
-		{`"a"'b'c`, []string{"abc"}},
-		{"", nil},
-	} {
-		got, err := splitCommand(tc.in)
-		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("splitCommand(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
-		}
-	}
-	for _, bad := range []string{`'a`, `"a`, `a\`} {
-		if _, err := splitCommand(bad); err == nil {
-			t.Errorf("splitCommand(%q) accepted", bad)
-		}
-	}
-}

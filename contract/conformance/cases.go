@@ -9,16 +9,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-var cases = []Case{
-	{ID: CaseIdentity, Summary: "the adapter names the contract, the fixture's runtime, itself, the trusted project root and the fixture's model", check: checkIdentity},
-	{ID: CaseCapabilities, Summary: "negotiating all four capabilities reports each one, with a version when supported and a reason and diagnostic when not", check: checkCapabilities},
-	{ID: CaseCanonicalHistory, Summary: "the snapshot holds the fixture's history in order, validates, and keeps the tool exchange in one complete atomic group", check: checkCanonicalHistory},
-	{ID: CaseRebuild, Summary: "rebuilding derived state reproduces the snapshot: same revision, session, root, messages and groups", check: checkRebuild},
-	{ID: CasePrivacy, Summary: "privacy is enforced before transport: probes never reach a remote provider, and an uninspectable payload fails closed without a transport call", check: checkPrivacy},
-	{ID: CaseFallback, Summary: "a transport failure becomes a retryable transport-failed fallback with a diagnostic", check: checkFallback},
-	{ID: CaseLifecycle, Summary: "shutdown is idempotent; afterwards completions fall back with adapter-closed and history reads fail", check: checkLifecycle},
-}
-
 func q(s string) string { return fmt.Sprintf("%q", scrub(s)) }
 
 func qs(ss []string) string {
@@ -134,9 +124,9 @@ func describeGroups(gs []contract.ToolAtomicGroup) string {
 	return strings.Join(parts, ", ")
 }
 
-// EqualGroups reports whether two group lists are equal (nil and empty
+// equalGroups reports whether two group lists are equal (nil and empty
 // member lists are equal).
-func EqualGroups(a, b []contract.ToolAtomicGroup) bool {
+func equalGroups(a, b []contract.ToolAtomicGroup) bool {
 	return slices.EqualFunc(a, b, func(x, y contract.ToolAtomicGroup) bool {
 		return x.ID == y.ID && x.Complete == y.Complete && slices.Equal(x.MessageIDs, y.MessageIDs) && slices.Equal(x.ToolCallIDs, y.ToolCallIDs)
 	})
@@ -148,7 +138,7 @@ func EqualGroups(a, b []contract.ToolAtomicGroup) bool {
 // derives. It returns a *brokenRule, or nil.
 func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root string, messages []contract.Message) error {
 	if snap.RuntimeID != runtimeID {
-		return broken("the snapshot's runtimeId must be the adapter's runtime id", q(runtimeID), q(snap.RuntimeID))
+		return broken("the snapshot's runtimeId must be the runtime id the factory was given (the fixture's)", q(runtimeID), q(snap.RuntimeID))
 	}
 	if snap.SessionID != sessionID {
 		return broken("the snapshot's sessionId must be the fixture's session", q(sessionID), q(snap.SessionID))
@@ -163,22 +153,8 @@ func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root st
 	if is := contract.ValidateHistorySnapshot(snap); len(is) > 0 {
 		return broken("the snapshot must validate (ValidateHistorySnapshot returns no issue)", "no issue", "issues "+qs(issueCodes(is)))
 	}
-	if wantG := contract.BuildToolAtomicGroups(messages); !EqualGroups(wantG, snap.ToolAtomicGroups) {
+	if wantG := contract.BuildToolAtomicGroups(messages); !equalGroups(wantG, snap.ToolAtomicGroups) {
 		return broken("the snapshot's tool atomic groups must be exactly BuildToolAtomicGroups of its messages", describeGroups(wantG), describeGroups(snap.ToolAtomicGroups))
-	}
-	return nil
-}
-
-// CheckProjection returns nil when snap is a faithful projection of the
-// canonical history messages for the given runtime, session and project
-// root: same identity and root, the same message ids in order, no
-// validation issue, and exactly the groups BuildToolAtomicGroups derives.
-// Otherwise it returns a *Failure (Case "projection") explaining the first
-// difference, as metadata only.
-func CheckProjection(snap *contract.HistorySnapshot, runtimeID, sessionID, root string, messages []contract.Message) error {
-	if err := checkSnapshot(snap, runtimeID, sessionID, root, messages); err != nil {
-		b := err.(*brokenRule)
-		return &Failure{Case: "projection", Code: "projection-mismatch", Rule: b.rule, Expected: b.expected, Actual: b.actual}
 	}
 	return nil
 }
@@ -226,7 +202,7 @@ func checkRebuild(ctx context.Context, s *Session) error {
 		return broken("rebuilding must keep the trusted project root", q(base.ProjectRoot), q(r.ProjectRoot))
 	case !slices.Equal(messageIDs(r.Messages), messageIDs(base.Messages)):
 		return broken("rebuilding must reproduce the canonical messages in order", "message ids "+qs(messageIDs(base.Messages)), "message ids "+qs(messageIDs(r.Messages)))
-	case !EqualGroups(r.ToolAtomicGroups, base.ToolAtomicGroups):
+	case !equalGroups(r.ToolAtomicGroups, base.ToolAtomicGroups):
 		return broken("rebuilding must reproduce the tool atomic groups", describeGroups(base.ToolAtomicGroups), describeGroups(r.ToolAtomicGroups))
 	}
 	return nil
@@ -305,7 +281,7 @@ func checkFallback(ctx context.Context, s *Session) error {
 	if n := tr.Len() - before; n != 0 {
 		return broken("a failed transport call must not be recorded as a request", "0 recorded transport requests", fmt.Sprintf("%d recorded transport requests", n))
 	}
-	if d := a.Diagnostics(); !slices.ContainsFunc(d, func(d contract.Diagnostic) bool { return d.Code == "completion-transport-failed" }) {
+	if d := a.Diagnostics(); !slices.ContainsFunc(d, func(d contract.Diagnostic) bool { return d.Code == contract.DiagnosticCompletionTransportFailed }) {
 		return broken("a transport failure must record a completion-transport-failed diagnostic", "a \"completion-transport-failed\" diagnostic", "diagnostics "+qs(diagnosticCodes(d)))
 	}
 	return nil
@@ -330,7 +306,7 @@ func checkLifecycle(ctx context.Context, s *Session) error {
 	if _, err := a.SnapshotHistory(ctx); err == nil {
 		return broken("after shutdown, SnapshotHistory must return an error", "an error", "a snapshot")
 	}
-	if d := a.Diagnostics(); !slices.ContainsFunc(d, func(d contract.Diagnostic) bool { return d.Code == "adapter-closed" }) {
+	if d := a.Diagnostics(); !slices.ContainsFunc(d, func(d contract.Diagnostic) bool { return d.Code == contract.DiagnosticAdapterClosed }) {
 		return broken("shutdown must record an adapter-closed diagnostic", "an \"adapter-closed\" diagnostic", "diagnostics "+qs(diagnosticCodes(d)))
 	}
 	return nil

@@ -99,10 +99,26 @@ func TestCaseIDsAreTheSevenInOrder(t *testing.T) {
 	if got := conformance.CaseIDs(); !slices.Equal(got, want) {
 		t.Fatalf("CaseIDs = %q, want %q", got, want)
 	}
-	for _, c := range conformance.Cases() {
-		if c.Summary == "" || conformance.Summary(c.ID) != c.Summary {
-			t.Errorf("case %s has no summary", c.ID)
+	var contractIDs []string
+	for _, c := range conformance.Checks() {
+		if c.Summary == "" || c.Rule == "" {
+			t.Errorf("check %s has no summary or rule", c.ID)
 		}
+		if got, ok := conformance.CheckByID(c.ID); !ok || got.ID != c.ID {
+			t.Errorf("CheckByID(%q) = %v, %t", c.ID, got.ID, ok)
+		}
+		if (c.Kind == conformance.KindFeature) != (c.Capability != "") {
+			t.Errorf("check %s: kind %s, capability %q", c.ID, c.Kind, c.Capability)
+		}
+		if c.Kind == conformance.KindContract && c.ID != conformance.CheckInOrder {
+			contractIDs = append(contractIDs, c.ID)
+		}
+	}
+	if !slices.Equal(contractIDs, want) {
+		t.Fatalf("the catalogue's contract cases are %q, want %q", contractIDs, want)
+	}
+	if _, ok := conformance.CheckByID("no-such-check"); ok {
+		t.Fatal("CheckByID found an unknown id")
 	}
 }
 
@@ -192,26 +208,12 @@ func TestAdapterErrorsAndPanicsAreThrew(t *testing.T) {
 	}
 }
 
-func TestRunCaseOnAFreshSession(t *testing.T) {
-	for _, id := range conformance.CaseIDs() {
-		s, err := conformance.Start(ctx, correct())
-		if err != nil {
-			t.Fatal(err)
+func TestEveryCheckPassesOnAFreshInstance(t *testing.T) {
+	for _, c := range conformance.Checks() {
+		r := c.Run(ctx, correct())
+		if !r.Passed() || r.Failure != nil {
+			t.Errorf("check %s alone: %s %v", c.ID, r.Status, r.Failure)
 		}
-		if r := s.RunCase(ctx, id); !r.Passed || r.Failure != nil {
-			t.Errorf("case %s alone: %v", id, r.Failure)
-		}
-		if err := s.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(ctx); err != nil {
-			t.Fatalf("second Close: %v", err)
-		}
-	}
-	s, _ := conformance.Start(ctx, correct())
-	defer s.Close(ctx)
-	if r := s.RunCase(ctx, "no-such-case"); r.Passed || r.FailureCode != "no-such-case-threw" {
-		t.Fatalf("unknown case: %+v", r)
 	}
 }
 
@@ -229,7 +231,7 @@ func TestFailuresExplainTheRule(t *testing.T) {
 	if !errors.As(err, &fl) || !errors.Is(err, conformance.ErrCaseFailed) {
 		t.Fatalf("Verify = %v, want a *Failure", err)
 	}
-	if fl.Case != "fallback" || fl.Code != "fallback-assertion-failed" ||
+	if fl.Check != "fallback" || fl.Code != "fallback-assertion-failed" ||
 		!strings.Contains(fl.Rule, "retryable") || !strings.Contains(fl.Expected, "retryable true") || !strings.Contains(fl.Actual, "retryable false") {
 		t.Fatalf("failure = %+v", fl)
 	}
@@ -364,25 +366,28 @@ func TestProbesAndPayloads(t *testing.T) {
 	}
 }
 
-func TestCheckProjection(t *testing.T) {
+func TestCheckHistory(t *testing.T) {
 	fx := conformance.NewFixture()
-	s, err := conformance.Start(ctx, correct())
-	if err != nil {
-		t.Fatal(err)
+	if err := conformance.CheckHistory(ctx, correct(), fx.Messages); err != nil {
+		t.Fatalf("CheckHistory(correct adapter) = %v", err)
 	}
-	defer s.Close(ctx)
-	snap, err := s.Adapter().SnapshotHistory(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), fx.Messages); err != nil {
-		t.Fatalf("CheckProjection(correct snapshot) = %v", err)
-	}
-	snap.ToolAtomicGroups[0].Complete = false
-	err = conformance.CheckProjection(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), fx.Messages)
+	cleaned := 0
+	incomplete := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter {
+		return hooked{Adapter: a, snapshot: func(ctx context.Context) (contract.HistorySnapshot, error) {
+			snap, err := a.SnapshotHistory(ctx)
+			if err == nil && len(snap.ToolAtomicGroups) > 0 {
+				snap.ToolAtomicGroups[0].Complete = false
+			}
+			return snap, err
+		}}
+	}, &cleaned)
+	err := conformance.CheckHistory(ctx, incomplete, fx.Messages)
 	var f *conformance.Failure
-	if !errors.As(err, &f) || f.Case != "projection" || !strings.Contains(f.Actual, "tool-atomic-group-mismatch") {
-		t.Fatalf("CheckProjection(incomplete group) = %v", err)
+	if !errors.As(err, &f) || f.Check != conformance.CheckProjection || !strings.Contains(f.Actual, "tool-atomic-group-mismatch") {
+		t.Fatalf("CheckHistory(incomplete group) = %v", err)
+	}
+	if cleaned != 1 {
+		t.Fatalf("%d cleanups, want 1", cleaned)
 	}
 }
 
@@ -411,17 +416,10 @@ func TestFallbackAndLifecycleWatchTheTransport(t *testing.T) {
 		{faked, "fallback", "must call the transport"},
 		{leaking, "lifecycle", "must not reach the transport"},
 	} {
-		s, err := conformance.Start(ctx, tc.f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := s.RunCase(ctx, tc.id)
-		if r.Passed || !strings.Contains(r.Failure.Rule, tc.rule) {
+		c, _ := conformance.CheckByID(tc.id)
+		r := c.Run(ctx, tc.f)
+		if r.Passed() || !strings.Contains(r.Failure.Rule, tc.rule) {
 			t.Errorf("%s: %+v, want a failure of rule %q", tc.id, r.Failure, tc.rule)
 		}
-		if s.Transport().Disarm() {
-			t.Errorf("%s: the case left the transport armed", tc.id)
-		}
-		s.Close(ctx)
 	}
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/localkv"
@@ -17,10 +18,15 @@ import (
 // ReadLocalKVPrompt; a factory whose adapter does not support it ignores
 // the port, and the checks are skipped because the capability is not
 // declared.
+//
+// TB is the running test when the checks run under one (package spec sets
+// it, and WithTB): a factory may use its TempDir, Cleanup and Log. It is
+// nil otherwise, for example under the CLI.
 type Setup struct {
 	Fixture     Fixture
 	Transport   contract.Transport
 	LocalKVPort localkv.RuntimePort
+	TB          testing.TB
 }
 
 // Instance is one adapter created by a Factory, with the project root the

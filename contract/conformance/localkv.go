@@ -2,10 +2,8 @@ package conformance
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 
-	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/internal/jsonw"
 )
 
@@ -114,10 +112,4 @@ func (p LocalKVPrompt) Options() (system, tool any) {
 		tool = p.ToolOptions
 	}
 	return system, tool
-}
-
-// StartLocalKV is Start for the local KV checks: the factory also receives
-// port as Setup.LocalKVPort.
-func StartLocalKV(ctx context.Context, factory Factory, port localkv.RuntimePort) (*Session, error) {
-	return start(ctx, factory, Setup{Fixture: NewFixture(), LocalKVPort: port})
 }

@@ -149,15 +149,15 @@ func TestRecordingKVPort(t *testing.T) {
 	var _ localkv.ShutdownPort = p
 }
 
-func TestStartLocalKVHandsThePortToTheFactory(t *testing.T) {
+func TestStartKVHandsThePortToTheFactory(t *testing.T) {
 	var got []Setup
 	f := NewFactory("capture", func(_ context.Context, s Setup) (Instance, error) {
 		got = append(got, s)
 		return Instance{}, errors.New("capture only")
 	})
 	port := NewRecordingKVPort()
-	if _, err := StartLocalKV(context.Background(), f, port); !errors.Is(err, ErrFactory) {
-		t.Fatalf("StartLocalKV error %v", err)
+	if _, err := startKV(context.Background(), f, port, newOptions(nil)); !errors.Is(err, ErrFactory) {
+		t.Fatalf("startKV error %v", err)
 	}
 	if _, err := Start(context.Background(), f); !errors.Is(err, ErrFactory) {
 		t.Fatalf("Start error %v", err)
@@ -166,6 +166,6 @@ func TestStartLocalKVHandsThePortToTheFactory(t *testing.T) {
 		t.Fatalf("setups %+v", got)
 	}
 	if !reflect.DeepEqual(got[0].Fixture, NewFixture()) {
-		t.Fatal("StartLocalKV did not pass the conformance fixture")
+		t.Fatal("startKV did not pass the conformance fixture")
 	}
 }

@@ -4,66 +4,79 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // Session is one adapter instance under test: created by a factory from a
-// fixture and a fresh RecordingTransport, ready to run cases on. Run uses a
-// single Session for all seven cases; the Ginkgo suite in package spec
-// starts a fresh Session for each case. A Session is not safe for concurrent
-// use, but its Adapter is.
+// fixture and a fresh RecordingTransport. Every call through Adapter is
+// bounded by the call timeout of the run (DefaultCallTimeout unless
+// WithCallTimeout says otherwise): a call that does not return in time
+// panics with an error naming the method and the bound, which a check
+// reports as its failure. A Session is not safe for concurrent use, but its
+// Adapter is.
 type Session struct {
 	fixture   Fixture
 	transport *RecordingTransport
 	instance  Instance
+	adapter   *boundedAdapter
 	baseline  *contract.HistorySnapshot
 	closed    bool
 }
 
 // Start creates an instance from factory with the conformance fixture
-// (NewFixture) and a new RecordingTransport. A factory error, a panic in
-// Create or an instance without an adapter is an ErrFactory error.
-func Start(ctx context.Context, factory Factory) (*Session, error) {
-	return StartWith(ctx, factory, NewFixture())
+// (NewFixture) and a new RecordingTransport, for callers writing checks of
+// their own. A factory error, a panic in Create, a Create that does not
+// return within the call bound or an instance without an adapter is an
+// ErrFactory error.
+func Start(ctx context.Context, factory Factory, opts ...Option) (*Session, error) {
+	return StartWith(ctx, factory, NewFixture(), opts...)
 }
 
-// StartWith is Start with a caller-chosen fixture, for checks that hand the
-// factory other histories (the fixture's runtime and session ids should stay
-// those of the messages).
-func StartWith(ctx context.Context, factory Factory, fixture Fixture) (*Session, error) {
-	return start(ctx, factory, Setup{Fixture: fixture})
+// StartWith is Start with a caller-chosen fixture (the fixture's runtime and
+// session ids should stay those of its messages).
+func StartWith(ctx context.Context, factory Factory, fixture Fixture, opts ...Option) (*Session, error) {
+	return start(ctx, factory, Setup{Fixture: fixture}, newOptions(opts))
 }
 
 // start creates an instance from factory with setup and a new
 // RecordingTransport as setup.Transport.
-func start(ctx context.Context, factory Factory, setup Setup) (s *Session, err error) {
-	fixture := setup.Fixture
+func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Session, err error) {
 	transport := NewRecordingTransport()
 	setup.Transport = transport
+	setup.TB = o.tb
 	var inst Instance
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("%w: Create panicked: %s", ErrFactory, scrub(fmt.Sprint(v)))
-			}
-		}()
-		inst, err = factory.Create(ctx, setup)
-	}()
+	err = guard(func() error {
+		cctx, cancel := boundedContext(ctx, o.callTimeout)
+		defer cancel()
+		var cerr error
+		bounded("Factory.Create", o.callTimeout, func() { inst, cerr = factory.Create(cctx, setup) })
+		return cerr
+	})
 	if err != nil {
-		if !errors.Is(err, ErrFactory) {
+		var to *callTimeout
+		var ae *adapterError
+		switch {
+		case errors.As(err, &to):
+			err = fmt.Errorf("%w: %w", ErrFactory, err)
+		case errors.As(err, &ae):
+			err = fmt.Errorf("%w: Create panicked: %s", ErrFactory, scrub(ae.err.Error()))
+		case !errors.Is(err, ErrFactory):
 			err = &scrubbedError{prefix: ErrFactory, err: err}
 		}
-		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup))
+		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup, o.callTimeout))
 	}
 	if inst.Adapter == nil {
-		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup))
+		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.callTimeout))
 	}
-	return &Session{fixture: fixture, transport: transport, instance: inst}, nil
+	return &Session{fixture: setup.Fixture, transport: transport, instance: inst,
+		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.callTimeout}}, nil
 }
 
-// Adapter returns the adapter under test.
-func (s *Session) Adapter() contract.Adapter { return s.instance.Adapter }
+// Adapter returns the adapter under test; every call is bounded.
+func (s *Session) Adapter() contract.Adapter { return s.adapter }
 
 // Fixture returns the fixture the instance was created from.
 func (s *Session) Fixture() Fixture { return s.fixture }
@@ -75,67 +88,52 @@ func (s *Session) Transport() *RecordingTransport { return s.transport }
 // must trust.
 func (s *Session) ExpectedProjectRoot() string { return s.instance.ExpectedProjectRoot }
 
-// RunCase runs the case with the given id (one of CaseIDs) and returns its
-// result. A case that finds the adapter breaking a rule fails with
-// "<id>-assertion-failed"; one where an adapter method errs unexpectedly or
-// panics fails with "<id>-threw". An unknown id is a threw result too.
-func (s *Session) RunCase(ctx context.Context, id string) CaseResult {
-	for _, c := range cases {
-		if c.ID == id {
-			return c.run(ctx, s)
-		}
-	}
-	return CaseResult{ID: scrub(id), FailureCode: scrub(id) + codeThrew, Failure: &Failure{
-		Case: scrub(id), Code: scrub(id) + codeThrew, Rule: "the case id must be one of " + fmt.Sprint(CaseIDs()),
-		Expected: "a known case id", Actual: fmt.Sprintf("%q", scrub(id)),
-	}}
-}
-
-// RunAll runs the seven cases in order and returns their results.
-func (s *Session) RunAll(ctx context.Context) []CaseResult {
-	out := make([]CaseResult, len(cases))
-	for i, c := range cases {
-		out[i] = c.run(ctx, s)
-	}
-	return out
-}
-
 // Close shuts the adapter down (again) and then runs the instance's cleanup,
-// which runs even when shutdown fails or panics. A shutdown failure is an
-// ErrShutdown error, a cleanup failure an ErrCleanup error. Calling Close
-// again does nothing.
+// which runs even when shutdown fails, panics or does not return in time. A
+// shutdown failure is an ErrShutdown error, a cleanup failure an ErrCleanup
+// error. Calling Close again does nothing.
 func (s *Session) Close(ctx context.Context) error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	var errShutdown error
-	func() {
-		defer func() {
-			if v := recover(); v != nil {
-				errShutdown = fmt.Errorf("%w: Shutdown panicked: %s", ErrShutdown, scrub(fmt.Sprint(v)))
-			}
-		}()
-		if err := s.instance.Adapter.Shutdown(ctx); err != nil {
-			errShutdown = &scrubbedError{prefix: ErrShutdown, err: err}
-		}
-	}()
-	return errors.Join(errShutdown, runCleanup(ctx, s.instance.Cleanup))
+	errShutdown := guard(func() error { return s.adapter.Shutdown(ctx) })
+	var to *callTimeout
+	var ae *adapterError
+	switch {
+	case errShutdown == nil:
+	case errors.As(errShutdown, &to):
+		errShutdown = fmt.Errorf("%w: %w", ErrShutdown, to)
+	case errors.As(errShutdown, &ae):
+		errShutdown = fmt.Errorf("%w: Shutdown panicked: %s", ErrShutdown, scrub(ae.err.Error()))
+	default:
+		errShutdown = &scrubbedError{prefix: ErrShutdown, err: errShutdown}
+	}
+	return errors.Join(errShutdown, runCleanup(ctx, s.instance.Cleanup, s.adapter.bound))
 }
 
-func runCleanup(ctx context.Context, cleanup func(context.Context) error) (err error) {
+func runCleanup(ctx context.Context, cleanup func(context.Context) error, bound time.Duration) error {
 	if cleanup == nil {
 		return nil
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			err = fmt.Errorf("%w: cleanup panicked: %s", ErrCleanup, scrub(fmt.Sprint(v)))
-		}
-	}()
-	if err := cleanup(ctx); err != nil {
-		return &scrubbedError{prefix: ErrCleanup, err: err}
+	err := guard(func() error {
+		cctx, cancel := boundedContext(ctx, bound)
+		defer cancel()
+		var cerr error
+		bounded("Instance.Cleanup", bound, func() { cerr = cleanup(cctx) })
+		return cerr
+	})
+	var to *callTimeout
+	var ae *adapterError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &to):
+		return fmt.Errorf("%w: %w", ErrCleanup, to)
+	case errors.As(err, &ae):
+		return fmt.Errorf("%w: cleanup panicked: %s", ErrCleanup, scrub(ae.err.Error()))
 	}
-	return nil
+	return &scrubbedError{prefix: ErrCleanup, err: err}
 }
 
 // scrubbedError wraps an error from a factory or adapter: errors.Is sees
@@ -149,17 +147,28 @@ type scrubbedError struct {
 func (e *scrubbedError) Error() string   { return e.prefix.Error() + ": " + scrub(e.err.Error()) }
 func (e *scrubbedError) Unwrap() []error { return []error{e.prefix, e.err} }
 
+// runCases runs the seven contract cases in order on s.
+func (s *Session) runCases(ctx context.Context) []CaseResult {
+	cs := contractCases()
+	out := make([]CaseResult, len(cs))
+	for i, c := range cs {
+		out[i] = c.runCase(ctx, s)
+	}
+	return out
+}
+
 // Run runs the seven conformance cases, in order, on one instance created by
 // factory, then shuts the adapter down again and runs the instance's
 // cleanup. It returns the metadata-only report. If the factory fails, or the
 // final shutdown or the cleanup fails, Run returns that error (ErrFactory,
 // ErrShutdown, ErrCleanup) and no report; the cleanup runs in every case.
-func Run(ctx context.Context, factory Factory) (Report, error) {
-	s, err := Start(ctx, factory)
+// Every adapter call is bounded (see WithCallTimeout).
+func Run(ctx context.Context, factory Factory, opts ...Option) (Report, error) {
+	s, err := Start(ctx, factory, opts...)
 	if err != nil {
 		return Report{}, err
 	}
-	results := s.RunAll(ctx)
+	results := s.runCases(ctx)
 	if err := s.Close(ctx); err != nil {
 		return Report{}, err
 	}
@@ -171,17 +180,23 @@ func Run(ctx context.Context, factory Factory) (Report, error) {
 // failed case's *Failure (rule, expected, actual) and any factory, shutdown
 // or cleanup error. Like everything in this package, its text never holds a
 // probe or a payload.
-func Verify(ctx context.Context, factory Factory) error {
-	s, err := Start(ctx, factory)
+func Verify(ctx context.Context, factory Factory, opts ...Option) error {
+	s, err := Start(ctx, factory, opts...)
 	if err != nil {
 		return err
 	}
 	var errs []error
-	for _, r := range s.RunAll(ctx) {
+	for _, r := range s.runCases(ctx) {
 		if r.Failure != nil {
 			errs = append(errs, r.Failure)
 		}
 	}
 	errs = append(errs, s.Close(ctx))
 	return errors.Join(errs...)
+}
+
+// startKV is start for the local KV checks: the factory also receives port
+// as Setup.LocalKVPort.
+func startKV(ctx context.Context, factory Factory, port localkv.RuntimePort, o *options) (*Session, error) {
+	return start(ctx, factory, Setup{Fixture: NewFixture(), LocalKVPort: port}, o)
 }

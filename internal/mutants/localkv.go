@@ -10,16 +10,6 @@ import (
 	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
-// Spec keys of the local KV checks (label feature:local-kv-reuse).
-const (
-	LocalKVHit           = "local-kv-hit"
-	LocalKVChangedPrefix = "local-kv-changed-prefix"
-	LocalKVNonHit        = "local-kv-non-hit"
-	LocalKVReplayFailure = "local-kv-replay-failure"
-	LocalKVRemote        = "local-kv-remote"
-	LocalKVMetadataOnly  = "local-kv-metadata-only"
-)
-
 // kvEnv is what local KV mutants share between the port they hand the base
 // factory and the adapter they wrap.
 type kvEnv struct {
@@ -53,49 +43,49 @@ func (d decorator) LocalKVDiagnostics() (localkv.Diagnostics, bool) {
 var localKVCatalogue = []Mutant{
 	{
 		Name: "kv-key-ignores-prefix", Breaks: "a changed prefix or option changes the eligibility key",
-		SpecsFail: all(LocalKVChangedPrefix),
-		wrap:      plain,
+		Fails: all(conformance.CheckLocalKVChangedPrefix),
+		wrap:  plain,
 		port: func(p localkv.RuntimePort, _ *env) localkv.RuntimePort {
 			return &firstKeyPort{portShim: portShim{p}}
 		},
 	},
 	{
 		Name: "kv-reuses-rejected-state", Breaks: "a rejected reuse is followed by a full replay",
-		SpecsFail: all(LocalKVNonHit),
-		wrap:      plain,
-		port:      func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return rejectedAsHit{portShim{p}} },
+		Fails: all(conformance.CheckLocalKVNonHit),
+		wrap:  plain,
+		port:  func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return rejectedAsHit{portShim{p}} },
 	},
 	{
 		Name: "kv-replay-failure-swallowed", Breaks: "a failed full replay is retried through the ordinary transport",
-		SpecsFail: all(LocalKVReplayFailure),
-		wrap:      plain,
-		port:      func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return swallowReplay{portShim{p}} },
+		Fails: all(conformance.CheckLocalKVReplayFailure),
+		wrap:  plain,
+		port:  func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return swallowReplay{portShim{p}} },
 	},
 	{
 		Name: "kv-replay-failure-unreported", Breaks: "a failed local KV path records local-kv-replay-failed",
-		SpecsFail: all(LocalKVReplayFailure),
+		Fails: all(conformance.CheckLocalKVReplayFailure),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
-			return hideDiagnostic{decorator{a}, "local-kv-replay-failed"}
+			return hideDiagnostic{decorator{a}, contract.DiagnosticLocalKVReplayFailed}
 		},
 	},
 	{
 		Name: "kv-port-for-remote", Breaks: "only a local destination reaches the local KV port",
-		SpecsFail: all(LocalKVRemote),
-		wrap:      func(a contract.Adapter, e *env) contract.Adapter { return remoteToPort{decorator{a}, e} },
+		Fails: all(conformance.CheckLocalKVRemote),
+		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return remoteToPort{decorator{a}, e} },
 	},
 	{
 		Name: "kv-fingerprint-in-diagnostic", Breaks: "diagnostics never hold an eligibility key",
-		SpecsFail: all(LocalKVMetadataOnly),
-		wrap:      func(a contract.Adapter, e *env) contract.Adapter { return fingerprintDiagnostic{decorator{a}, e} },
+		Fails: all(conformance.CheckLocalKVMetadataOnly),
+		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return fingerprintDiagnostic{decorator{a}, e} },
 		port: func(p localkv.RuntimePort, e *env) localkv.RuntimePort {
 			return fingerprintRecorder{portShim{p}, e}
 		},
 	},
 	{
 		Name: "kv-declared-port-unused", Breaks: "an adapter declaring local-kv-reuse offers eligible local completions to its port",
-		SpecsFail: all(LocalKVHit, LocalKVChangedPrefix, LocalKVNonHit, LocalKVReplayFailure),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return declaresLocalKV{decorator{a}} },
-		port:      func(localkv.RuntimePort, *env) localkv.RuntimePort { return nil },
+		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVChangedPrefix, conformance.CheckLocalKVNonHit, conformance.CheckLocalKVReplayFailure),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return declaresLocalKV{decorator{a}} },
+		port:  func(localkv.RuntimePort, *env) localkv.RuntimePort { return nil },
 	},
 }
 

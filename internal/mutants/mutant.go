@@ -14,19 +14,6 @@ import (
 	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
-// Spec keys: the own label of every spec of the Ginkgo suite (case ids for
-// the seven cases).
-const (
-	InOrder            = "in-order"
-	Negotiation        = "negotiation"
-	DiagnosticsPrivacy = "diagnostics-privacy"
-	Closed             = "closed"
-	Bounded            = "bounded-diagnostics"
-	Concurrency        = "concurrency"
-	EmbeddingPort      = "embedding-port"
-	Property           = "property"
-)
-
 // ErrMutant is the error mutants return where they break a rule by failing.
 var ErrMutant = errors.New("mutant: deliberate failure")
 
@@ -36,13 +23,13 @@ type Mutant struct {
 	Name string
 	// Breaks states the rule the mutant breaks.
 	Breaks string
-	// RunnerFails lists the case ids conformance.Run must report failed.
-	RunnerFails []string
 	// RunnerErr, when set, is the error Run must return instead of a report.
 	RunnerErr error
-	// SpecsFail lists the keys of the Ginkgo specs that must fail.
-	SpecsFail []string
-	wrap      func(inner contract.Adapter, env *env) contract.Adapter
+	// Fails lists the ids of the checks that must fail (or error): in the
+	// catalogue run by conformance.RunChecks and the CLI, and in the Ginkgo
+	// suite, whose specs carry the checks' ids.
+	Fails []string
+	wrap  func(inner contract.Adapter, env *env) contract.Adapter
 	// port, when set, replaces the local KV port a setup carries before
 	// the base factory sees it (see localkv.go).
 	port func(suite localkv.RuntimePort, env *env) localkv.RuntimePort
@@ -58,6 +45,21 @@ type env struct {
 	raw json.RawMessage
 	// kv is the local KV state of mutants that break local KV rules.
 	kv kvEnv
+}
+
+// RunnerFails returns the contract cases conformance.Run must report
+// failed: the cases among Fails, in run order (none when RunnerErr is set).
+func (m Mutant) RunnerFails() []string {
+	if m.RunnerErr != nil {
+		return nil
+	}
+	var ids []string
+	for _, id := range conformance.CaseIDs() {
+		if slices.Contains(m.Fails, id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // Factory returns base's factory with every instance wrapped by the mutant.
@@ -107,177 +109,174 @@ func all(ids ...string) []string { return ids }
 var catalogue = []Mutant{
 	{
 		Name: "wrong-runtime-id", Breaks: "Identity().RuntimeID is the runtime the factory was given",
-		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongRuntimeID{decorator{a}} },
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongRuntimeID{decorator{a}} },
 	},
 	{
 		Name: "wrong-contract-version", Breaks: "Identity().ContractVersion is runtime-adapter-v1",
-		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongContract{decorator{a}} },
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongContract{decorator{a}} },
 	},
 	{
 		Name: "wrong-trusted-root", Breaks: "TrustedProjectRoot is the canonical root",
-		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongRoot{decorator{a}} },
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongRoot{decorator{a}} },
 	},
 	{
 		Name: "wrong-model-limits", Breaks: "CurrentModel reports the selected model's limits",
-		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return wrongModel{decorator{a}} },
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongModel{decorator{a}} },
 	},
 	{
 		Name: "panics-in-identity", Breaks: "adapter methods do not panic",
-		RunnerFails: all(conformance.CaseIdentity), SpecsFail: all(conformance.CaseIdentity, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return panicIdentity{decorator{a}} },
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return panicIdentity{decorator{a}} },
 	},
 	{
 		Name: "supported-without-version", Breaks: "a supported capability carries a version",
-		RunnerFails: all(conformance.CaseCapabilities), SpecsFail: all(conformance.CaseCapabilities, InOrder, Negotiation),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return supportedNoVersion{decorator{a}} },
+		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return supportedNoVersion{decorator{a}} },
 	},
 	{
 		Name: "unsupported-without-diagnostic", Breaks: "a requested unsupported capability has a diagnostic",
-		RunnerFails: all(conformance.CaseCapabilities), SpecsFail: all(conformance.CaseCapabilities, InOrder, Negotiation),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return noNegotiationDiagnostics{decorator{a}} },
+		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return noNegotiationDiagnostics{decorator{a}} },
 	},
 	{
 		Name: "required-treated-as-optional", Breaks: "a required request is negotiated as required",
-		SpecsFail: all(Negotiation),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return ignoreRequired{decorator{a}} },
+		Fails: all(conformance.CheckNegotiation),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return ignoreRequired{decorator{a}} },
 	},
 	{
 		Name: "drops-a-message", Breaks: "a snapshot holds every canonical message",
-		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
-		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
-		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
 	},
 	{
 		Name: "reorders-messages", Breaks: "a snapshot keeps history order",
-		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
-		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
-		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
 	},
 	{
 		Name: "invents-a-message", Breaks: "a snapshot never invents history",
-		RunnerFails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild),
-		SpecsFail:   all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, InOrder, Property),
-		wrap:        func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
 	},
 	{
 		Name: "incomplete-exchange-marked-complete", Breaks: "a call still waiting for its result is in an incomplete group",
-		SpecsFail: all(Property),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
+		Fails: all(conformance.CheckProjection),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
 	},
 	{
 		Name: "splits-parallel-batch", Breaks: "a parallel tool batch stays in one atomic group",
-		SpecsFail: all(Property),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return splitBatch{decorator{a}} },
+		Fails: all(conformance.CheckProjection),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return splitBatch{decorator{a}} },
 	},
 	{
 		Name: "rebuild-changes-revision", Breaks: "rebuilding keeps the revision of an unchanged history",
-		RunnerFails: all(conformance.CaseRebuild), SpecsFail: all(conformance.CaseRebuild, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return rebuildRevision{decorator{a}} },
+		Fails: all(conformance.CaseRebuild, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return rebuildRevision{decorator{a}} },
 	},
 	{
 		Name: "forwards-unsanitised-payload", Breaks: "the transport receives the sanitised payload only",
-		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
-		wrap: func(a contract.Adapter, e *env) contract.Adapter { return &unsanitised{decorator{a}, e} },
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return &unsanitised{decorator{a}, e} },
 	},
 	{
 		Name: "transport-after-privacy-failure", Breaks: "the transport is not called when privacy enforcement fails",
-		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
-		wrap: func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
 	},
 	{
 		Name: "remote-reported-local", Breaks: "enforcement reports the destination it decided",
-		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
 	},
 	{
 		Name: "sanitised-reported-unchanged", Breaks: "enforcement reports that it changed the payload",
-		RunnerFails: all(conformance.CasePrivacy), SpecsFail: all(conformance.CasePrivacy, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
 	},
 	{
 		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
-		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
-			return hideDiagnostic{decorator{a}, "completion-transport-failed"}
+			return hideDiagnostic{decorator{a}, contract.DiagnosticCompletionTransportFailed}
 		},
 	},
 	{
 		Name: "transport-error-reported-completed", Breaks: "a transport failure is a fallback, never a completion",
-		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return transportCompleted{decorator{a}} },
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return transportCompleted{decorator{a}} },
 	},
 	{
 		Name: "transport-failure-not-retryable", Breaks: "a transport-failed fallback is retryable",
-		RunnerFails: all(conformance.CaseFallback), SpecsFail: all(conformance.CaseFallback, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return notRetryable{decorator{a}} },
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return notRetryable{decorator{a}} },
 	},
 	{
 		Name: "second-shutdown-errors", Breaks: "shutdown is idempotent",
-		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &secondShutdown{decorator: decorator{a}} },
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &secondShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "shutdown-errors-once-closed", Breaks: "shutdown is idempotent (the runner's final shutdown fails too)",
-		RunnerErr: conformance.ErrShutdown, SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
+		RunnerErr: conformance.ErrShutdown, Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &closedShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "reads-history-after-shutdown", Breaks: "history reads fail after shutdown",
-		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder, Closed),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
 	},
 	{
 		Name: "rebuilds-after-shutdown", Breaks: "rebuilding fails after shutdown",
-		SpecsFail: all(Closed),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &staleRebuild{decorator: decorator{a}} },
+		Fails: all(conformance.CheckClosed),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleRebuild{decorator: decorator{a}} },
 	},
 	{
 		Name: "completes-after-shutdown", Breaks: "completions fall back with adapter-closed after shutdown",
-		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
-		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
 	},
 	{
 		Name: "transport-called-after-shutdown", Breaks: "a closed adapter never reaches the transport",
-		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
-		wrap: func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
+		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
 	},
 	{
 		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
-		RunnerFails: all(conformance.CaseLifecycle), SpecsFail: all(conformance.CaseLifecycle, InOrder),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
-			return hideDiagnostic{decorator{a}, "adapter-closed"}
+			return hideDiagnostic{decorator{a}, contract.DiagnosticAdapterClosed}
 		},
 	},
 	{
 		Name: "leaks-probe-into-diagnostic", Breaks: "diagnostics are metadata only",
-		SpecsFail: all(DiagnosticsPrivacy),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &leakyDiagnostics{decorator: decorator{a}} },
+		Fails: all(conformance.CheckDiagnosticsPrivacy),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &leakyDiagnostics{decorator: decorator{a}} },
 	},
 	{
 		Name: "unbounded-diagnostics", Breaks: "diagnostics are a bounded list",
-		SpecsFail: all(Bounded),
+		Fails: all(conformance.CheckBoundedDiagnostics),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &unboundedDiagnostics{decorator: decorator{a}}
 		},
 	},
 	{
 		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use",
-		SpecsFail: all(Concurrency),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
+		Fails: all(conformance.CheckConcurrency),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
 	},
 	{
 		Name: "zero-vector-embeddings", Breaks: "a declared embedding port embeds texts into non-zero vectors",
-		SpecsFail: all(EmbeddingPort),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return zeroEmbeddings{decorator{a}} },
+		Fails: all(conformance.CheckEmbeddingPort),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return zeroEmbeddings{decorator{a}} },
 	},
 	{
 		Name: "embeddings-declared-without-port", Breaks: "an adapter declaring embeddings exposes its port",
-		SpecsFail: all(EmbeddingPort),
-		wrap:      func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
+		Fails: all(conformance.CheckEmbeddingPort),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
 	},
 }
 
@@ -658,7 +657,7 @@ func (m *unboundedDiagnostics) Complete(ctx context.Context, req contract.Comple
 	r := m.Adapter.Complete(ctx, req)
 	if r.Status == contract.StatusFallback {
 		m.mu.Lock()
-		m.extra = append(m.extra, contract.Diagnostic{Code: "completion-transport-failed", Severity: contract.SeverityWarning, Message: "Completion transport failed"})
+		m.extra = append(m.extra, contract.Diagnostic{Code: contract.DiagnosticCompletionTransportFailed, Severity: contract.SeverityWarning, Message: "Completion transport failed"})
 		m.mu.Unlock()
 	}
 	return r

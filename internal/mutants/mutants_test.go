@@ -19,6 +19,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 	"github.com/onsi/gomega"
 
+	"github.com/ds4context/adapterkit/cli"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
@@ -65,23 +66,23 @@ func TestRunnerKillsEveryMutant(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatalf("Run: %v", err)
-			case !slices.Equal(failedCases(r), m.RunnerFails):
-				t.Fatalf("failed cases %q, want %q", failedCases(r), m.RunnerFails)
+			case !slices.Equal(failedCases(r), m.RunnerFails()):
+				t.Fatalf("failed cases %q, want %q", failedCases(r), m.RunnerFails())
 			}
 			verr := conformance.Verify(ctx, m.Factory(base()))
 			if verr != nil && conformance.ContainsProbe([]byte(verr.Error())) {
 				t.Fatalf("Verify's explanation holds a probe")
 			}
-			if len(m.RunnerFails) > 0 {
+			if len(m.RunnerFails()) > 0 {
 				if aerr := conformance.Assert(r); !errors.Is(aerr, conformance.ErrCaseFailed) {
 					t.Fatalf("Assert = %v, want ErrCaseFailed", aerr)
 				}
 				var f *conformance.Failure
-				if !errors.As(verr, &f) || f.Case != m.RunnerFails[0] || f.Rule == "" || f.Expected == "" {
-					t.Fatalf("Verify = %v, want an explained failure of %s", verr, m.RunnerFails[0])
+				if !errors.As(verr, &f) || f.Check != m.RunnerFails()[0] || f.Rule == "" || f.Expected == "" {
+					t.Fatalf("Verify = %v, want an explained failure of %s", verr, m.RunnerFails()[0])
 				}
 			}
-			if len(m.RunnerFails) > 0 || m.RunnerErr != nil {
+			if len(m.RunnerFails()) > 0 || m.RunnerErr != nil {
 				killed++
 			}
 		})
@@ -116,14 +117,10 @@ func TestMutantSuite(t *testing.T) {
 	ginkgo.RunSpecs(t, "mutants")
 }
 
-// specKey is a spec's own label: its case id, or the name of the check.
+// specKey is the id of the check a spec runs: its text starts with it.
 func specKey(r types.SpecReport) string {
-	for _, l := range r.Labels() {
-		if l != spec.LabelConformance && l != spec.LabelExtended && !strings.HasPrefix(l, spec.FeatureLabelPrefix) {
-			return l
-		}
-	}
-	return r.LeafNodeText
+	id, _, _ := strings.Cut(r.LeafNodeText, ":")
+	return id
 }
 
 func runShards(t *testing.T) []types.SpecReport {
@@ -207,7 +204,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 				t.Errorf("%s: the failure of %s does not name the rule and how to rerun it:\n%s", name, specKey(r), msg)
 			}
 		}
-		if name == correctName && specKey(r) == mutants.EmbeddingPort &&
+		if name == correctName && specKey(r) == conformance.CheckEmbeddingPort &&
 			(r.State != types.SpecStateSkipped || !strings.Contains(r.Failure.Message, "does not declare the embeddings capability")) {
 			t.Errorf("the correct adapter without a port: embedding-port spec %s (%q), want skipped saying why", r.State, r.Failure.Message)
 		}
@@ -218,7 +215,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	killed := 0
 	for _, m := range mutants.Catalogue() {
 		name := "mutant " + m.Name
-		got, want := slices.Sorted(slices.Values(failed[name])), slices.Sorted(slices.Values(m.SpecsFail))
+		got, want := slices.Sorted(slices.Values(failed[name])), slices.Sorted(slices.Values(m.Fails))
 		if ran[name] == 0 {
 			t.Errorf("%s: no spec ran", m.Name)
 			continue
@@ -230,4 +227,60 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 		killed++
 	}
 	t.Logf("Ginkgo suite: killed %d of %d mutants, each in exactly the specs checking its rule", killed, len(mutants.Catalogue()))
+}
+
+// TestCLIKillsEveryMutant runs the whole catalogue through the CLI, in
+// process, against every mutant: the checks that fail are exactly those the
+// mutant lists, the exit status and the report's verdict agree, and the
+// seven-case report inside says what conformance.Run says.
+func TestCLIKillsEveryMutant(t *testing.T) {
+	killed := 0
+	var mu sync.Mutex
+	t.Run("all", func(t *testing.T) {
+		for _, m := range mutants.Catalogue() {
+			t.Run(m.Name, func(t *testing.T) {
+				t.Parallel()
+				file := filepath.Join(t.TempDir(), "report.json")
+				var out bytes.Buffer
+				code := cli.Run(context.Background(), []string{"--report", file}, m.Factory(base()), &out, &out)
+				b, err := os.ReadFile(file)
+				if err != nil {
+					t.Fatalf("exit %d, no report: %v\n%s", code, err, out.String())
+				}
+				var rep conformance.RunReport
+				if err := json.Unmarshal(b, &rep); err != nil {
+					t.Fatal(err)
+				}
+				if conformance.ContainsProbe(b) || conformance.ContainsProbe(out.Bytes()) {
+					t.Fatal("the report or the table holds a probe")
+				}
+				var failed []string
+				for _, c := range rep.Checks {
+					if !c.Passed() {
+						failed = append(failed, c.ID)
+					}
+				}
+				if got, want := slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
+					t.Fatalf("failed checks %q, want %q\n%s", got, want, out.String())
+				}
+				if code != 1 || rep.Passed {
+					t.Fatalf("exit %d, report passed %t; want 1 and false", code, rep.Passed)
+				}
+				switch {
+				case m.RunnerErr != nil:
+					if rep.Conformance != nil {
+						t.Fatalf("the report holds a seven-case report although Run returns %v", m.RunnerErr)
+					}
+				case rep.Conformance == nil:
+					t.Fatal("the report holds no seven-case report")
+				case !slices.Equal(failedCases(*rep.Conformance), m.RunnerFails()):
+					t.Fatalf("seven-case report fails %q, want %q", failedCases(*rep.Conformance), m.RunnerFails())
+				}
+				mu.Lock()
+				killed++
+				mu.Unlock()
+			})
+		}
+	})
+	t.Logf("CLI: killed %d of %d mutants, each in exactly the checks of its rule", killed, len(mutants.Catalogue()))
 }

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/xml"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
 type junitSuites struct {
@@ -42,6 +43,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
+	Error     *junitFailure `xml:"error"`
 	Skipped   *junitSkipped `xml:"skipped"`
 }
 
@@ -57,38 +59,41 @@ type junitFailure struct {
 
 func seconds(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
-// junitXML renders the results as one JUnit test suite: a test case per
-// check, classed "conformance" or "extended".
-func junitXML(o *outcome) []byte {
+// junitXML renders the report as one JUnit test suite: a test case per
+// check, classed by its kind; a failed check is a failure, an errored one an
+// error, a skipped one skipped with its reason.
+func junitXML(target string, rep conformance.RunReport) []byte {
 	suite := junitSuite{
 		Name: contract.ConformanceVersion,
-		Time: seconds(o.Duration),
+		Time: seconds(rep.Duration),
 		Properties: []junitProperty{
 			{Name: "contractVersion", Value: contract.ContractVersion},
-			{Name: "target", Value: o.Target},
-			{Name: "factory", Value: o.Factory},
+			{Name: "reportVersion", Value: rep.Version},
+			{Name: "target", Value: target},
+			{Name: "factory", Value: rep.FactoryName},
 		},
 	}
-	for _, c := range o.Checks {
-		jc := junitCase{Name: c.ID, Classname: c.Kind, Time: seconds(c.Duration)}
-		if c.Skipped {
+	for _, c := range rep.Checks {
+		jc := junitCase{Name: c.ID, Classname: string(c.Kind), Time: seconds(c.Duration)}
+		switch c.Status {
+		case conformance.StatusSkip:
 			suite.Skipped++
-			jc.Skipped = &junitSkipped{Message: c.Note}
-		}
-		if !c.Passed {
-			suite.Failures++
-			jc.Failure = &junitFailure{Message: c.Code, Type: c.Code}
-			if f := c.Failure; f != nil {
-				jc.Failure.Text = fmt.Sprintf("rule:     %s\nexpected: %s\nactual:   %s\n", f.Rule, f.Expected, f.Actual)
-			}
-			if c.Note != "" {
-				jc.Failure.Text += "note:     " + c.Note + "\n"
+			jc.Skipped = &junitSkipped{Message: c.SkipReason}
+		case conformance.StatusFail, conformance.StatusError:
+			f := c.Failure
+			text := fmt.Sprintf("rule:     %s\nexpected: %s\nactual:   %s\n", f.Rule, f.Expected, f.Actual)
+			if c.Status == conformance.StatusFail {
+				suite.Failures++
+				jc.Failure = &junitFailure{Message: f.Code, Type: f.Code, Text: text}
+			} else {
+				suite.Errors++
+				jc.Error = &junitFailure{Message: f.Code, Type: f.Code, Text: text}
 			}
 		}
 		suite.Cases = append(suite.Cases, jc)
 	}
 	suite.Tests = len(suite.Cases)
-	for _, p := range o.Problems {
+	for _, p := range rep.Problems {
 		suite.Errors++
 		suite.SystemErr += p + "\n"
 	}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// printTable writes the human-readable results: one row per check, the
+// explanation under each failure, and a verdict line.
+func printTable(w io.Writer, target string, rep conformance.RunReport) {
+	fmt.Fprintf(w, "%s conformance of %s\n", contract.ContractVersion, target)
+	if rep.FactoryName != "" {
+		fmt.Fprintf(w, "adapter: %s\n", rep.FactoryName)
+	}
+	fmt.Fprintln(w)
+	width := len("CHECK")
+	for _, c := range rep.Checks {
+		width = max(width, len(c.ID))
+	}
+	pad := strings.Repeat(" ", width+2+6+2)
+	fmt.Fprintf(w, "%-*s  %-6s  %s\n", width, "CHECK", "RESULT", "DETAIL")
+	kinds := map[conformance.Kind]int{}
+	for _, c := range rep.Checks {
+		kinds[c.Kind]++
+		result, detail := string(c.Status), c.Note
+		switch c.Status {
+		case conformance.StatusSkip:
+			detail = "skipped: " + c.SkipReason
+		case conformance.StatusFail:
+			result, detail = "FAIL", c.Failure.Code
+		case conformance.StatusError:
+			result, detail = "ERROR", c.Failure.Code
+		}
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-6s  %s", width, c.ID, result, detail), " "))
+		if f := c.Failure; f != nil {
+			fmt.Fprintf(w, "%srule:     %s\n%sexpected: %s\n%sactual:   %s\n", pad, f.Rule, pad, f.Expected, pad, f.Actual)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "problem: %s\n", p)
+	}
+	passed, failed, skipped := rep.Counts()
+	verdict := "PASS"
+	if !rep.Passed {
+		verdict = "FAIL"
+	}
+	summary := fmt.Sprintf("%d of %d checks passed", passed, passed+failed)
+	if skipped > 0 {
+		summary += fmt.Sprintf(", %d skipped", skipped)
+	}
+	fmt.Fprintf(w, "%s  %s (%d contract, %d extended, %d capability-gated) in %s\n", verdict, summary,
+		kinds[conformance.KindContract], kinds[conformance.KindExtended], kinds[conformance.KindFeature], rep.Duration.Round(time.Millisecond))
+}

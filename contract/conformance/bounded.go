@@ -1,0 +1,178 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/localkv"
+)
+
+// DefaultCallTimeout bounds every adapter call a check makes unless
+// WithCallTimeout says otherwise.
+const DefaultCallTimeout = 10 * time.Second
+
+// callTimeout is an adapter call that did not return within its bound.
+type callTimeout struct {
+	method string
+	bound  time.Duration
+}
+
+func (t *callTimeout) Error() string {
+	return fmt.Sprintf("%s did not return within %s", t.method, t.bound)
+}
+
+// bounded runs f, an adapter call named method, and waits at most bound for
+// it. A call that does not return in time panics with a *callTimeout, which
+// the check runner turns into a failure naming the method and the bound;
+// the call's goroutine is left behind, since nothing can stop it. A panic
+// inside f is re-raised on the caller's goroutine. A bound of 0 or less
+// calls f directly.
+func bounded(method string, bound time.Duration, f func()) {
+	if bound <= 0 {
+		f()
+		return
+	}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		f()
+	}()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case v := <-done:
+		if v != nil {
+			panic(v)
+		}
+	case <-t.C:
+		panic(&callTimeout{method: method, bound: bound})
+	}
+}
+
+// boundedContext gives an adapter call a context that expires with its
+// bound, so that an adapter honouring contexts returns by itself.
+func boundedContext(ctx context.Context, bound time.Duration) (context.Context, context.CancelFunc) {
+	if bound <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, bound)
+}
+
+// boundedAdapter is the adapter a check sees: every method of the
+// underlying adapter, each bounded.
+type boundedAdapter struct {
+	inner contract.Adapter
+	bound time.Duration
+}
+
+func callBounded[T any](b *boundedAdapter, method string, f func() T) (out T) {
+	bounded(method, b.bound, func() { out = f() })
+	return out
+}
+
+func callBoundedCtx[T any](ctx context.Context, b *boundedAdapter, method string, f func(context.Context) (T, error)) (out T, err error) {
+	ctx, cancel := boundedContext(ctx, b.bound)
+	defer cancel()
+	bounded(method, b.bound, func() { out, err = f(ctx) })
+	return out, err
+}
+
+func (b *boundedAdapter) Identity() contract.Identity {
+	return callBounded(b, "Identity", b.inner.Identity)
+}
+
+func (b *boundedAdapter) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	return callBounded(b, "CapabilityDeclarations", b.inner.CapabilityDeclarations)
+}
+
+func (b *boundedAdapter) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	return callBounded(b, "NegotiateCapabilities", func() contract.Negotiation { return b.inner.NegotiateCapabilities(reqs) })
+}
+
+func (b *boundedAdapter) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	return callBoundedCtx(ctx, b, "SnapshotHistory", b.inner.SnapshotHistory)
+}
+
+func (b *boundedAdapter) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
+	return callBoundedCtx(ctx, b, "RebuildDerivedState", b.inner.RebuildDerivedState)
+}
+
+func (b *boundedAdapter) CurrentModel(ctx context.Context) (*contract.ModelDescriptor, error) {
+	return callBoundedCtx(ctx, b, "CurrentModel", b.inner.CurrentModel)
+}
+
+func (b *boundedAdapter) TrustedProjectRoot(ctx context.Context) (string, error) {
+	return callBoundedCtx(ctx, b, "TrustedProjectRoot", b.inner.TrustedProjectRoot)
+}
+
+func (b *boundedAdapter) EnforcePrivacy(ctx context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	return callBoundedCtx(ctx, b, "EnforcePrivacy", func(ctx context.Context) (contract.PrivacyResult, error) {
+		return b.inner.EnforcePrivacy(ctx, req)
+	})
+}
+
+func (b *boundedAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r, _ := callBoundedCtx(ctx, b, "Complete", func(ctx context.Context) (contract.CompletionResult, error) {
+		return b.inner.Complete(ctx, req), nil
+	})
+	return r
+}
+
+func (b *boundedAdapter) Diagnostics() []contract.Diagnostic {
+	return callBounded(b, "Diagnostics", b.inner.Diagnostics)
+}
+
+func (b *boundedAdapter) Shutdown(ctx context.Context) error {
+	_, err := callBoundedCtx(ctx, b, "Shutdown", func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, b.inner.Shutdown(ctx)
+	})
+	return err
+}
+
+// embeddingPort returns the adapter's embedding port, bounded, and whether
+// the adapter offers one (ok is false when it does not implement
+// contract.EmbeddingPortProvider; the port is nil when it offers none).
+func (b *boundedAdapter) embeddingPort() (port contract.EmbeddingPort, ok bool) {
+	p, ok := b.inner.(contract.EmbeddingPortProvider)
+	if !ok {
+		return nil, false
+	}
+	inner := callBounded(b, "EmbeddingPort", p.EmbeddingPort)
+	if inner == nil {
+		return nil, true
+	}
+	return &boundedPort{inner: inner, bound: b.bound}, true
+}
+
+// localKVDiagnostics returns the adapter's aggregate local KV counters, if
+// it keeps them.
+func (b *boundedAdapter) localKVDiagnostics() (localkv.Diagnostics, bool) {
+	p, ok := b.inner.(localkv.DiagnosticsProvider)
+	if !ok {
+		return localkv.Diagnostics{}, false
+	}
+	var d localkv.Diagnostics
+	bounded("LocalKVDiagnostics", b.bound, func() { d, ok = p.LocalKVDiagnostics() })
+	return d, ok
+}
+
+// boundedPort is an embedding port whose calls are bounded.
+type boundedPort struct {
+	inner contract.EmbeddingPort
+	bound time.Duration
+}
+
+func (p *boundedPort) Identity() contract.EmbeddingIdentity {
+	var id contract.EmbeddingIdentity
+	bounded("EmbeddingPort().Identity", p.bound, func() { id = p.inner.Identity() })
+	return id
+}
+
+func (p *boundedPort) Embed(ctx context.Context, texts []string) (vecs [][]float64, err error) {
+	ctx, cancel := boundedContext(ctx, p.bound)
+	defer cancel()
+	bounded("EmbeddingPort().Embed", p.bound, func() { vecs, err = p.inner.Embed(ctx, texts) })
+	return vecs, err
+}

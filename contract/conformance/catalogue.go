@@ -1,0 +1,182 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// The ids of the seven contract cases, in the order Run executes them.
+const (
+	CaseIdentity         = "identity"
+	CaseCapabilities     = "capabilities"
+	CaseCanonicalHistory = "canonical-history"
+	CaseRebuild          = "rebuild"
+	CasePrivacy          = "privacy"
+	CaseFallback         = "fallback"
+	CaseLifecycle        = "lifecycle"
+)
+
+// The ids of the other checks of the catalogue.
+const (
+	// CheckInOrder runs the seven cases in order on one instance, as Run
+	// does, and produces the runtime-adapter-conformance-v1 report.
+	CheckInOrder = "in-order"
+	// CheckNegotiation compares the adapter's negotiation with the
+	// contract's for every request set.
+	CheckNegotiation = "negotiation"
+	// CheckDiagnosticsPrivacy looks for probes in diagnostics.
+	CheckDiagnosticsPrivacy = "diagnostics-privacy"
+	// CheckClosed checks every method after shutdown.
+	CheckClosed = "closed"
+	// CheckBoundedDiagnostics checks diagnostics stay bounded.
+	CheckBoundedDiagnostics = "bounded-diagnostics"
+	// CheckConcurrency checks concurrent calls.
+	CheckConcurrency = "concurrency"
+	// CheckProjection hands the factory generated histories.
+	CheckProjection = "projection"
+	// CheckEmbeddingPort checks a declared embedding port.
+	CheckEmbeddingPort = "embedding-port"
+	// The local KV checks (capability local-kv-reuse).
+	CheckLocalKVHit           = "local-kv-hit"
+	CheckLocalKVChangedPrefix = "local-kv-changed-prefix"
+	CheckLocalKVNonHit        = "local-kv-non-hit"
+	CheckLocalKVReplayFailure = "local-kv-replay-failure"
+	CheckLocalKVRemote        = "local-kv-remote"
+	CheckLocalKVMetadataOnly  = "local-kv-metadata-only"
+)
+
+// contractCase is one of the seven cases: a check of one Session, which Run
+// runs on a shared instance and the catalogue on a fresh one.
+type contractCase struct {
+	id, summary, rule string
+	check             func(ctx context.Context, s *Session) error
+}
+
+func contractCases() []contractCase {
+	return []contractCase{
+		{CaseIdentity, "the adapter names the contract, the fixture's runtime, itself, the trusted project root and the fixture's model",
+			"an adapter reports the contract version, the runtime id it was given, a non-blank name and version, the canonical trusted root and the selected model", checkIdentity},
+		{CaseCapabilities, "negotiating all four capabilities reports each one, with a version when supported and a reason and diagnostic when not",
+			"negotiation reports every registry capability; a supported one carries a version, an unsupported one a reason and a diagnostic", checkCapabilities},
+		{CaseCanonicalHistory, "the snapshot holds the fixture's history in order, validates, and keeps the tool exchange in one complete atomic group",
+			"a snapshot is the faithful, valid projection of the canonical history, with exactly the derived tool atomic groups", checkCanonicalHistory},
+		{CaseRebuild, "rebuilding derived state reproduces the snapshot: same revision, session, root, messages and groups",
+			"rebuilding derived state re-reads the canonical source and reproduces a fresh snapshot", checkRebuild},
+		{CasePrivacy, "privacy is enforced before transport: probes never reach a remote provider, and an uninspectable payload fails closed without a transport call",
+			"privacy is enforced immediately before transport and fails closed", checkPrivacy},
+		{CaseFallback, "a transport failure becomes a retryable transport-failed fallback with a diagnostic",
+			"a transport failure is a retryable transport-failed fallback and records completion-transport-failed", checkFallback},
+		{CaseLifecycle, "shutdown is idempotent; afterwards completions fall back with adapter-closed and history reads fail",
+			"shutdown is idempotent; a closed adapter falls back with adapter-closed and refuses history reads", checkLifecycle},
+	}
+}
+
+// runCase runs the case on s, recovering a panic, and classifies the result.
+func (c contractCase) runCase(ctx context.Context, s *Session) CaseResult {
+	status, f, _ := result(c.id, guard(func() error { return c.check(ctx, s) }))
+	r := CaseResult{ID: c.id, Passed: status == StatusPass, Failure: f}
+	if f != nil {
+		r.FailureCode = f.Code
+	}
+	return r
+}
+
+// CaseResult is the outcome of one contract case in a run of all seven.
+// Failure explains a failed case and is nil when it passed; the Report keeps
+// only ID, Passed and FailureCode.
+type CaseResult struct {
+	ID          string
+	Passed      bool
+	FailureCode string
+	Failure     *Failure
+}
+
+// CaseIDs returns the seven case ids in run order.
+func CaseIDs() []string {
+	cs := contractCases()
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.id
+	}
+	return ids
+}
+
+// catalogue is every check, in the order RunChecks runs them.
+var catalogue = buildCatalogue()
+
+func buildCatalogue() []Check {
+	var out []Check
+	for _, c := range contractCases() {
+		check := c.check
+		out = append(out, Check{ID: c.id, Kind: KindContract, Summary: c.summary, Rule: c.rule,
+			run: func(ctx context.Context, e *env) error {
+				s, err := e.start(ctx)
+				if err != nil {
+					return err
+				}
+				return check(ctx, s)
+			}})
+	}
+	out = append(out, Check{ID: CheckInOrder, Kind: KindContract,
+		Summary: "all seven cases in order on one instance, as conformance.Run runs them",
+		Rule:    "the seven contract cases pass in order on one instance, and the runner's final shutdown and cleanup succeed",
+		run:     checkInOrder})
+	out = append(out, extendedChecks()...)
+	out = append(out, localKVChecks()...)
+	return out
+}
+
+// Checks returns the catalogue: every check, in the order RunChecks runs
+// them. The slice is a fresh copy.
+func Checks() []Check { return slices.Clone(catalogue) }
+
+// CheckByID returns the check with the given id.
+func CheckByID(id string) (Check, bool) {
+	for _, c := range catalogue {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
+// checkInOrder runs Run and keeps its report for RunChecks.
+func checkInOrder(ctx context.Context, e *env) error {
+	s, err := e.start(ctx)
+	if err != nil {
+		return err
+	}
+	results := s.runCases(ctx)
+	e.forget(s)
+	if err := s.Close(ctx); err != nil {
+		return failed("the runner's final shutdown and cleanup must succeed", err)
+	}
+	rep := NewReport(e.factory.Name(), results)
+	e.report = &rep
+	var failedIDs []string
+	for _, r := range results {
+		if !r.Passed {
+			failedIDs = append(failedIDs, r.ID+" ("+r.FailureCode+")")
+		}
+	}
+	if len(failedIDs) > 0 {
+		return broken("all seven cases pass in order on one instance", "7 passed cases",
+			fmt.Sprintf("%d failed: %s", len(failedIDs), qs(failedIDs)))
+	}
+	return nil
+}
+
+// capabilityDeclared reports whether the adapter's own declarations make id
+// a supported capability.
+func capabilityDeclared(a contract.Adapter, id contract.CapabilityID) bool {
+	n := contract.NegotiateCapabilities(a.CapabilityDeclarations(), []contract.CapabilityRequest{{ID: id}})
+	for _, st := range n.Statuses {
+		if st.ID == id {
+			return st.Supported
+		}
+	}
+	return false
+}

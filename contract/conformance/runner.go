@@ -1,0 +1,168 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/localkv"
+)
+
+// env is what a check's function runs in: the factory, the options, and
+// the sessions it started, which the runner closes when the check is done
+// (also when it failed or panicked).
+type env struct {
+	factory  Factory
+	opts     *options
+	sessions []*Session
+	note     string
+	report   *Report // set by the in-order check
+	created  int     // instances the factory created
+}
+
+// start creates a fresh instance holding the conformance fixture.
+func (e *env) start(ctx context.Context) (*Session, error) { return e.startWith(ctx, NewFixture()) }
+
+// startWith creates a fresh instance holding fixture.
+func (e *env) startWith(ctx context.Context, fixture Fixture) (*Session, error) {
+	return e.track(start(ctx, e.factory, Setup{Fixture: fixture}, e.opts))
+}
+
+// startKV creates a fresh instance whose factory is handed port.
+func (e *env) startKV(ctx context.Context, port localkv.RuntimePort) (*Session, error) {
+	return e.track(startKV(ctx, e.factory, port, e.opts))
+}
+
+func (e *env) track(s *Session, err error) (*Session, error) {
+	if err != nil {
+		return nil, failed("the factory must create an instance from the fixture", err)
+	}
+	e.sessions = append(e.sessions, s)
+	e.created++
+	return s, nil
+}
+
+// forget stops tracking s: the check closes it itself.
+func (e *env) forget(s *Session) {
+	e.sessions = slices.DeleteFunc(e.sessions, func(x *Session) bool { return x == s })
+}
+
+// closeAll closes every session the check started, newest first.
+func (e *env) closeAll(ctx context.Context) error {
+	var errs []error
+	for i := len(e.sessions) - 1; i >= 0; i-- {
+		errs = append(errs, e.sessions[i].Close(ctx))
+	}
+	e.sessions = nil
+	return errors.Join(errs...)
+}
+
+// Run runs the check on fresh instances created by factory and returns its
+// result. Every instance the check creates is shut down and cleaned up
+// before Run returns; a failure to do so fails the check. Every adapter
+// call is bounded (see WithCallTimeout).
+func (c Check) Run(ctx context.Context, factory Factory, opts ...Option) Result {
+	return c.runIn(ctx, &env{factory: factory, opts: newOptions(opts)})
+}
+
+func (c Check) runIn(ctx context.Context, e *env) Result {
+	t0 := time.Now()
+	err := guard(func() error { return c.run(ctx, e) })
+	if closeErr := e.closeAll(ctx); closeErr != nil && err == nil {
+		var to *callTimeout
+		if errors.As(closeErr, &to) {
+			err = to
+		} else {
+			err = failed("the instance must shut down and clean up without error", closeErr)
+		}
+	}
+	status, f, reason := result(c.ID, err)
+	r := Result{ID: c.ID, Kind: c.Kind, Capability: c.Capability, Status: status, Failure: f, SkipReason: reason}
+	if status == StatusSkip && slices.Contains(e.opts.required, c.Capability) {
+		r.Status, r.SkipReason = StatusFail, ""
+		r.Failure = &Failure{Check: c.ID, Code: c.ID + codeAssertionFailed,
+			Rule:     "a required capability is declared supported, so its checks run",
+			Expected: fmt.Sprintf("capability %q declared supported (it is required)", c.Capability),
+			Actual:   "skipped: " + reason}
+	}
+	if status == StatusPass {
+		r.Note = e.note
+	}
+	r.Duration = time.Since(t0)
+	return r
+}
+
+// RunReportVersion names the format of RunReport.
+const RunReportVersion = "adapterkit-conformance-run-v1"
+
+// RunReport is the outcome of RunChecks: every check's result, and the
+// seven-case runtime-adapter-conformance-v1 report of the in-order check,
+// unchanged. Passed is true when no check failed or errored and the run had
+// no problem. It holds metadata only.
+type RunReport struct {
+	Version         string   `json:"version"`
+	ContractVersion string   `json:"contractVersion"`
+	FactoryName     string   `json:"factoryName"`
+	Passed          bool     `json:"passed"`
+	Checks          []Result `json:"checks"`
+	// Problems lists what went wrong outside any check (an unknown check
+	// id asked for).
+	Problems []string `json:"problems,omitempty"`
+	// Conformance is the in-order check's report; nil when that check did
+	// not run or Run would have returned an error instead of a report.
+	Conformance *Report `json:"conformance"`
+	// Instances counts the adapter instances the factory created. A run
+	// in which it created none says nothing about the adapter.
+	Instances int `json:"instances"`
+	// Duration is how long the run took.
+	Duration time.Duration `json:"-"`
+}
+
+// Counts returns how many checks passed, failed (or errored) and were
+// skipped.
+func (r RunReport) Counts() (passed, failed, skipped int) {
+	for _, c := range r.Checks {
+		switch c.Status {
+		case StatusPass:
+			passed++
+		case StatusSkip:
+			skipped++
+		default:
+			failed++
+		}
+	}
+	return passed, failed, skipped
+}
+
+// RunChecks runs every check of the catalogue (or those WithChecks names),
+// in catalogue order, each on fresh instances created by factory, and
+// returns the report. A check that fails does not stop the run.
+func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
+	t0 := time.Now()
+	o := newOptions(opts)
+	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(factory.Name())}
+	checks := Checks()
+	if len(o.only) > 0 {
+		for _, id := range o.only {
+			if _, ok := CheckByID(id); !ok {
+				rep.Problems = append(rep.Problems, fmt.Sprintf("no check has the id %q", scrub(id)))
+			}
+		}
+		checks = slices.DeleteFunc(checks, func(c Check) bool { return !slices.Contains(o.only, c.ID) })
+	}
+	for _, c := range checks {
+		e := &env{factory: factory, opts: o}
+		rep.Checks = append(rep.Checks, c.runIn(ctx, e))
+		rep.Instances += e.created
+		if e.report != nil {
+			rep.Conformance = e.report
+		}
+	}
+	_, failedN, _ := rep.Counts()
+	rep.Passed = failedN == 0 && len(rep.Problems) == 0 && len(rep.Checks) > 0
+	rep.Duration = time.Since(t0)
+	return rep
+}
