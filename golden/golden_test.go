@@ -90,6 +90,7 @@ var goldenNames = []string{
 	"negotiation-matrix",
 	"reference-jsonl-outcomes",
 	"registry-0.2",
+	"run-report-reference",
 }
 
 // TestNoOrphanGoldens checks that testdata holds exactly the goldens of

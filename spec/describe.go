@@ -102,10 +102,11 @@ func failCheck(cfg *config, id string, f *conformance.Failure, env string) {
 		id, f.Code, f.Rule, f.Expected, f.Actual, rerunHint(cfg, id, env)))
 }
 
-// rerunHint says how to run the current spec alone, with the go test form
-// (when the suite runs through Run) and the Ginkgo CLI form, each a command
-// that selects exactly this spec when pasted in the module's root; env, if
-// any, is set for the command. Ginkgo matches --focus against the suite
+// rerunHint says how to run the current spec alone: a go test command
+// (narrowed with -run when the suite runs through Run) and a Ginkgo CLI
+// command, each selecting exactly this spec when pasted in the module's
+// root, with env, if any, set for it; then the label that selects this
+// check in every embedding. Ginkgo matches --focus against the suite
 // description followed by the spec's full text, so the pattern is anchored
 // at the end only.
 func rerunHint(cfg *config, id, env string) string {
@@ -114,16 +115,12 @@ func rerunHint(cfg *config, id, env string) string {
 	if env != "" {
 		env += " "
 	}
-	var b strings.Builder
-	b.WriteString("rerun alone:\n")
+	run := ""
 	if cfg.testName != "" {
-		fmt.Fprintf(&b, "  %sgo test %s -run %s -ginkgo.focus=%s\n", env, dir, shellQuote("^"+regexp.QuoteMeta(cfg.testName)+"$"), focus)
-	} else {
-		fmt.Fprintf(&b, "  %sgo test %s -ginkgo.focus=%s\n", env, dir, focus)
+		run = " -run " + shellQuote("^"+regexp.QuoteMeta(cfg.testName)+"$")
 	}
-	fmt.Fprintf(&b, "  %sgo run github.com/onsi/ginkgo/v2/ginkgo --focus=%s %s   (or: ginkgo --focus=… with the Ginkgo CLI installed)\n", env, focus, dir)
-	fmt.Fprintf(&b, "this check in every embedding: --label-filter=%s", shellQuote(id))
-	return b.String()
+	return fmt.Sprintf("rerun alone:\n  %sgo test %s%s -ginkgo.focus=%s\n  %sgo run github.com/onsi/ginkgo/v2/ginkgo --focus=%s %s\nthis check in every embedding: --label-filter=%s",
+		env, dir, run, focus, env, focus, dir, shellQuote(id))
 }
 
 // shellQuote quotes s for a POSIX shell.

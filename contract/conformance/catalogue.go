@@ -75,19 +75,19 @@ func contractCases() []contractCase {
 }
 
 // runCase runs the case on s, recovering a panic, and classifies the result.
-func (c contractCase) runCase(ctx context.Context, s *Session) CaseResult {
+func (c contractCase) runCase(ctx context.Context, s *Session) caseResult {
 	status, f, _ := result(c.id, guard(func() error { return c.check(ctx, s) }))
-	r := CaseResult{ID: c.id, Passed: status == StatusPass, Failure: f}
+	r := caseResult{ID: c.id, Passed: status == StatusPass, Failure: f}
 	if f != nil {
 		r.FailureCode = f.Code
 	}
 	return r
 }
 
-// CaseResult is the outcome of one contract case in a run of all seven.
+// caseResult is the outcome of one contract case in a run of all seven.
 // Failure explains a failed case and is nil when it passed; the Report keeps
 // only ID, Passed and FailureCode.
-type CaseResult struct {
+type caseResult struct {
 	ID          string
 	Passed      bool
 	FailureCode string
@@ -154,7 +154,7 @@ func checkInOrder(ctx context.Context, e *env) error {
 	if err := s.Close(ctx); err != nil {
 		return failed("the runner's final shutdown and cleanup must succeed", err)
 	}
-	rep := NewReport(e.factory.Name(), results)
+	rep := newReport(e.factory.Name(), results)
 	e.report = &rep
 	var failedIDs []string
 	for _, r := range results {

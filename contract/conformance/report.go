@@ -40,9 +40,9 @@ type CaseReport struct {
 	FailureCode string `json:"failureCode,omitempty"`
 }
 
-// NewReport builds the report of a run of factoryName from case results. It
+// newReport builds the report of a run of factoryName from case results. It
 // passes when it holds the seven cases, in order, all passed.
-func NewReport(factoryName string, results []CaseResult) Report {
+func newReport(factoryName string, results []caseResult) Report {
 	r := Report{
 		Version:         contract.ConformanceVersion,
 		ContractVersion: contract.ContractVersion,

@@ -148,9 +148,9 @@ func (e *scrubbedError) Error() string   { return e.prefix.Error() + ": " + scru
 func (e *scrubbedError) Unwrap() []error { return []error{e.prefix, e.err} }
 
 // runCases runs the seven contract cases in order on s.
-func (s *Session) runCases(ctx context.Context) []CaseResult {
+func (s *Session) runCases(ctx context.Context) []caseResult {
 	cs := contractCases()
-	out := make([]CaseResult, len(cs))
+	out := make([]caseResult, len(cs))
 	for i, c := range cs {
 		out[i] = c.runCase(ctx, s)
 	}
@@ -172,7 +172,7 @@ func Run(ctx context.Context, factory Factory, opts ...Option) (Report, error) {
 	if err := s.Close(ctx); err != nil {
 		return Report{}, err
 	}
-	return NewReport(factory.Name(), results), nil
+	return newReport(factory.Name(), results), nil
 }
 
 // Verify is Run for callers that want explanations rather than a report: it
