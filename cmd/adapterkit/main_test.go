@@ -188,4 +188,3 @@ func TestServeReferenceSpeaksTheProtocol(t *testing.T) {
 		t.Fatalf("serve-reference exit %d", code)
 	}
 }
-
