@@ -1,11 +1,15 @@
 package spec_test
 
 import (
+	"context"
+	"errors"
+	"os"
 	"testing"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
+	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/spec"
 )
@@ -14,8 +18,25 @@ import (
 // shows that Describe can be called more than once.
 var (
 	_ = spec.Describe(memadapter.ConformanceFactory(true), spec.WithName("memadapter with embeddings"))
-	_ = spec.Describe(memadapter.ConformanceFactory(false))
+	_ = spec.Describe(needsTB(memadapter.ConformanceFactory(false)))
 )
+
+// needsTB wraps a factory that refuses to create an instance unless the
+// suite hands it the running test, and uses its TempDir and Cleanup.
+func needsTB(f conformance.Factory) conformance.Factory {
+	return conformance.NewFactory(f.Name(), func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		if setup.TB == nil {
+			return conformance.Instance{}, errors.New("the suite handed the factory no testing.TB")
+		}
+		dir := setup.TB.TempDir()
+		setup.TB.Cleanup(func() {
+			if _, err := os.Stat(dir); err != nil {
+				setup.TB.Errorf("the test's temporary directory is gone before its cleanup: %v", err)
+			}
+		})
+		return f.Create(ctx, setup)
+	})
+}
 
 func TestSpec(t *testing.T) {
 	gomega.RegisterFailHandler(ginkgo.Fail)

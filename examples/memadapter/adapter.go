@@ -198,7 +198,7 @@ func (a *Adapter) EnforcePrivacy(_ context.Context, req contract.PrivacyRequest)
 	res, err := sanitize(req.Provider, req.Payload)
 	if err != nil {
 		a.mu.Lock()
-		a.record("privacy-enforcement-failed", contract.SeverityError, "Privacy enforcement failed closed before completion transport")
+		a.record(contract.DiagnosticPrivacyEnforcementFailed, contract.SeverityError, "Privacy enforcement failed closed before completion transport")
 		a.mu.Unlock()
 		return contract.PrivacyResult{}, ErrPrivacy
 	}
@@ -211,7 +211,7 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 	a.mu.Lock()
 	closed := a.shut
 	if !closed && (contract.IsBlank(req.Provider) || contract.IsBlank(req.Model)) {
-		a.record("completion-request-invalid", contract.SeverityWarning, "Completion request is missing provider or model identity")
+		a.record(contract.DiagnosticCompletionRequestInvalid, contract.SeverityWarning, "Completion request is missing provider or model identity")
 		a.mu.Unlock()
 		return contract.Fallback(contract.FallbackInvalidRequest, "completion request is invalid", false)
 	}
@@ -226,7 +226,7 @@ func (a *Adapter) Complete(ctx context.Context, req contract.CompletionRequest) 
 	out, err := a.opts.Transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: res.Destination, Payload: res.Payload})
 	if err != nil {
 		a.mu.Lock()
-		a.record("completion-transport-failed", contract.SeverityWarning, "Completion transport failed; native runtime fallback remains available")
+		a.record(contract.DiagnosticCompletionTransportFailed, contract.SeverityWarning, "Completion transport failed; native runtime fallback remains available")
 		a.mu.Unlock()
 		return contract.Fallback(contract.FallbackTransportFailed, "completion transport failed", true)
 	}
@@ -247,7 +247,7 @@ func (a *Adapter) Shutdown(context.Context) error {
 	if !a.shut {
 		a.shut = true
 		a.snap = nil
-		a.record("adapter-closed", contract.SeverityInfo, "Adapter lifecycle closed cleanly")
+		a.record(contract.DiagnosticAdapterClosed, contract.SeverityInfo, "Adapter lifecycle closed cleanly")
 	}
 	return nil
 }
