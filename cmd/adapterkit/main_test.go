@@ -188,3 +188,16 @@ func TestServeReferenceSpeaksTheProtocol(t *testing.T) {
 		t.Fatalf("serve-reference exit %d", code)
 	}
 }
+
+// The command runs the catalogue directly: no test framework is linked in.
+func TestCommandDoesNotLinkGinkgo(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/onsi/") {
+			t.Errorf("cmd/adapterkit depends on %s", pkg)
+		}
+	}
+}
