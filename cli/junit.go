@@ -44,6 +44,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure"`
 	Error     *junitFailure `xml:"error"`
+	SystemOut string        `xml:"system-out,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped"`
 }
 
@@ -74,7 +75,7 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 		},
 	}
 	for _, c := range rep.Checks {
-		jc := junitCase{Name: c.ID, Classname: string(c.Kind), Time: seconds(c.Duration)}
+		jc := junitCase{Name: c.ID, Classname: string(c.Kind), Time: seconds(c.Duration), SystemOut: c.Note}
 		switch c.Status {
 		case conformance.StatusSkip:
 			suite.Skipped++

@@ -71,9 +71,12 @@ type Result struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// SkipReason says why a skipped check did not apply.
 	SkipReason string `json:"skipReason,omitempty"`
-	// Note adds what a passing check measured (for example how many
-	// generated histories it projected).
+	// Note adds what a check measured (for example how many generated
+	// histories it projected).
 	Note string `json:"note,omitempty"`
+	// Refusals counts, by reason, the generated histories the factory
+	// refused as unrepresentable (ErrUnrepresentable); projection only.
+	Refusals map[string]int `json:"refusals,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 }
@@ -126,6 +129,7 @@ type adapterError struct {
 }
 
 func (a *adapterError) Error() string { return a.rule }
+func (a *adapterError) Unwrap() error { return a.err }
 
 // skipped is a check that does not apply to the adapter.
 type skipped struct{ reason string }

@@ -423,3 +423,55 @@ func TestFallbackAndLifecycleWatchTheTransport(t *testing.T) {
 		}
 	}
 }
+
+// refusing wraps correct() with a runtime that refuses the histories
+// refuse says it cannot represent.
+func refusing(refuse func(conformance.Fixture) bool) conformance.Factory {
+	return conformance.NewFactory("refusing", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		if refuse(setup.Fixture) {
+			return conformance.Instance{}, fmt.Errorf("%w: image blocks", conformance.ErrUnrepresentable)
+		}
+		return correct().Create(ctx, setup)
+	})
+}
+
+func TestRefusingTheFixtureFailsNeverSkips(t *testing.T) {
+	f := refusing(func(conformance.Fixture) bool { return true })
+	for _, id := range append(conformance.CaseIDs(), conformance.CheckNegotiation) {
+		c, _ := conformance.CheckByID(id)
+		r := c.Run(ctx, f)
+		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "every runtime holds the conformance fixture") ||
+			!strings.Contains(r.Failure.Actual, "image blocks") {
+			t.Errorf("%s: %s %+v, want a failure saying the fixture must be held", id, r.Status, r.Failure)
+		}
+	}
+	if _, err := conformance.Run(ctx, f); !errors.Is(err, conformance.ErrUnrepresentable) || !errors.Is(err, conformance.ErrFactory) {
+		t.Errorf("Run = %v, want a factory error", err)
+	}
+}
+
+func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
+	fixtureIDs := conformance.NewFixture().MessageIDs()
+	c, _ := conformance.CheckByID(conformance.CheckProjection)
+	odd := 0
+	some := refusing(func(fx conformance.Fixture) bool {
+		if slices.Equal(fx.MessageIDs(), fixtureIDs) {
+			return false
+		}
+		odd++
+		return odd%3 == 0 // a third of the generated histories
+	})
+	r := c.Run(ctx, some, conformance.WithHistories(12))
+	if r.Status != conformance.StatusPass || r.Refusals["image blocks"] != 4 || r.Note != "12 generated histories: 8 projected faithfully, 4 refused: 4 image blocks" {
+		t.Fatalf("a third refused: %s %q %v %v", r.Status, r.Note, r.Refusals, r.Failure)
+	}
+	all := refusing(func(fx conformance.Fixture) bool { return !slices.Equal(fx.MessageIDs(), fixtureIDs) })
+	r = c.Run(ctx, all, conformance.WithHistories(12))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "too few generated histories") || r.Refusals["image blocks"] != 12 {
+		t.Fatalf("all refused: %s %+v %v", r.Status, r.Failure, r.Refusals)
+	}
+	if err := conformance.CheckHistory(ctx, all, conformance.NewFixture().Messages[:1]); !errors.Is(err, conformance.ErrUnrepresentable) ||
+		!strings.HasSuffix(err.Error(), ": image blocks") {
+		t.Fatalf("CheckHistory of a refused history = %v", err)
+	}
+}

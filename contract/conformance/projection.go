@@ -16,21 +16,39 @@ func checkProjection(ctx context.Context, e *env) error {
 	if n <= 0 {
 		return skip("no generated histories were asked for")
 	}
+	e.refused = refusals{}
 	for seed := 1; seed <= n; seed++ {
 		fx := NewFixture()
 		fx.Messages = e.opts.generator(fx.RuntimeID, fx.SessionID).Example(seed)
-		if err := projectOne(ctx, e, fx); err != nil {
+		err := projectOne(ctx, e, fx)
+		if reason, ok := refusalReason(err); ok {
+			e.refused[reason]++
+			continue
+		}
+		if err != nil {
 			return withNote(err, fmt.Sprintf("generated history seed %d, %s", seed, historyShape(fx.Messages)))
 		}
 	}
-	e.note = fmt.Sprintf("%d generated histories projected faithfully", n)
-	if n == 1 {
-		e.note = "1 generated history projected faithfully"
+	return e.refusalVerdict(n)
+}
+
+// refusalVerdict writes the projection check's note and fails it when the
+// factory refused more than half of the n generated histories.
+func (e *env) refusalVerdict(n int) error {
+	refused := e.refused.total()
+	e.note = fmt.Sprintf("%d generated histories: %d projected faithfully", n, n-refused)
+	if refused > 0 {
+		e.note += fmt.Sprintf(", %d refused: %s", refused, e.refused)
+	}
+	if 2*refused > n {
+		return broken("the runtime holds too few generated histories to check projection: a factory may refuse at most half of them as unrepresentable",
+			fmt.Sprintf("at most %d of %d generated histories refused", n/2, n), e.note)
 	}
 	return nil
 }
 
-// projectOne creates an instance holding fx and checks its snapshot.
+// projectOne creates an instance holding fx and checks its snapshot. A
+// refusal of the history is returned as it is.
 func projectOne(ctx context.Context, e *env, fx Fixture) error {
 	s, err := e.startWith(ctx, fx)
 	if err != nil {
@@ -69,20 +87,30 @@ func withNote(err error, where string) error {
 // CheckHistory creates an instance holding the canonical history
 // messages (with the conformance fixture's runtime, session and model),
 // snapshots it and checks the snapshot is its faithful projection. It
-// returns nil, or a *Failure (check "projection") explaining the first
-// difference as metadata only. The property spec of package spec calls it
-// for every history rapid draws.
+// returns nil; an error wrapping ErrUnrepresentable, with the factory's
+// reason, when the factory refused the history; or a *Failure (check
+// "projection") explaining the first difference as metadata only. The
+// property spec of package spec calls it for every history rapid draws.
 func CheckHistory(ctx context.Context, factory Factory, messages []contract.Message, opts ...Option) error {
 	c, _ := CheckByID(CheckProjection)
 	e := &env{factory: factory, opts: newOptions(opts)}
 	fx := NewFixture()
 	fx.Messages = messages
+	refused := ""
 	c.run = func(ctx context.Context, e *env) error {
-		return withNote(projectOne(ctx, e, fx), "history "+historyShape(messages))
+		err := projectOne(ctx, e, fx)
+		if reason, ok := refusalReason(err); ok {
+			refused = reason
+			return nil
+		}
+		return withNote(err, "history "+historyShape(messages))
 	}
 	r := c.runIn(ctx, e)
-	if r.Failure != nil {
+	switch {
+	case r.Failure != nil:
 		return r.Failure
+	case refused != "":
+		return Unrepresentable(refused)
 	}
 	return nil
 }

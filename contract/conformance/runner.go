@@ -19,16 +19,24 @@ type env struct {
 	opts     *options
 	sessions []*Session
 	note     string
-	report   *Report // set by the in-order check
+	refused  refusals // generated histories the factory refused
+	report   *Report  // set by the in-order check
 	created  int     // instances the factory created
 }
 
 // start creates a fresh instance holding the conformance fixture.
-func (e *env) start(ctx context.Context) (*Session, error) { return e.startWith(ctx, NewFixture()) }
+func (e *env) start(ctx context.Context) (*Session, error) {
+	return e.track(start(ctx, e.factory, Setup{Fixture: NewFixture()}, e.opts))
+}
 
-// startWith creates a fresh instance holding fixture.
+// startWith creates a fresh instance holding a generated history: the
+// factory may refuse it as unrepresentable (see generated).
 func (e *env) startWith(ctx context.Context, fixture Fixture) (*Session, error) {
-	return e.track(start(ctx, e.factory, Setup{Fixture: fixture}, e.opts))
+	s, err := start(ctx, e.factory, Setup{Fixture: fixture}, e.opts)
+	if _, ok := refusalReason(err); ok {
+		return nil, err
+	}
+	return e.track(s, err)
 }
 
 // startKV creates a fresh instance whose factory is handed port.
@@ -36,7 +44,13 @@ func (e *env) startKV(ctx context.Context, port localkv.RuntimePort) (*Session, 
 	return e.track(startKV(ctx, e.factory, port, e.opts))
 }
 
+// track records a session the check started. A factory error is the
+// check's error; refusing the conformance fixture is a broken rule.
 func (e *env) track(s *Session, err error) (*Session, error) {
+	if reason, ok := refusalReason(err); ok {
+		return nil, broken("every runtime holds the conformance fixture: a factory may refuse generated histories only",
+			"an instance holding the conformance fixture", "refused as unrepresentable: "+q(reason))
+	}
 	if err != nil {
 		return nil, failed("the factory must create an instance from the fixture", err)
 	}
@@ -88,8 +102,11 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 			Expected: fmt.Sprintf("capability %q declared supported (it is required)", c.Capability),
 			Actual:   "skipped: " + reason}
 	}
-	if status == StatusPass {
+	if status == StatusPass || len(e.refused) > 0 {
 		r.Note = e.note
+	}
+	if len(e.refused) > 0 {
+		r.Refusals = e.refused
 	}
 	r.Duration = time.Since(t0)
 	return r

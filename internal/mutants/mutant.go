@@ -33,6 +33,9 @@ type Mutant struct {
 	// port, when set, replaces the local KV port a setup carries before
 	// the base factory sees it (see localkv.go).
 	port func(suite localkv.RuntimePort, env *env) localkv.RuntimePort
+	// refuse, when set, decides before the base factory whether the
+	// mutant's runtime refuses to hold the setup's history (see refuse.go).
+	refuse func(fixture conformance.Fixture) error
 }
 
 // env is what a mutant may use besides the adapter it wraps.
@@ -80,6 +83,11 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 				setup.LocalKVPort = m.port(setup.LocalKVPort, e)
 			}
 		}
+		if m.refuse != nil {
+			if err := m.refuse(setup.Fixture); err != nil {
+				return conformance.Instance{}, err
+			}
+		}
 		inst, err := base.Create(ctx, setup)
 		if err != nil {
 			return inst, err
@@ -102,7 +110,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 }
 
 // Catalogue returns every mutant.
-func Catalogue() []Mutant { return slices.Concat(catalogue, localKVCatalogue) }
+func Catalogue() []Mutant { return slices.Concat(catalogue, localKVCatalogue, refusalCatalogue) }
 
 func all(ids ...string) []string { return ids }
 

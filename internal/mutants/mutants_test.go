@@ -263,8 +263,14 @@ func TestCLIKillsEveryMutant(t *testing.T) {
 				if got, want := slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
 					t.Fatalf("failed checks %q, want %q\n%s", got, want, out.String())
 				}
-				if code != 1 || rep.Passed {
-					t.Fatalf("exit %d, report passed %t; want 1 and false", code, rep.Passed)
+				if wantCode := map[bool]int{true: 1, false: 0}[len(m.Fails) > 0]; code != wantCode || rep.Passed != (wantCode == 0) {
+					t.Fatalf("exit %d, report passed %t; want %d", code, rep.Passed, wantCode)
+				}
+				for _, c := range rep.Checks {
+					if c.ID == conformance.CheckProjection && m.Name == "refuses-multi-result-tool-messages" &&
+						(c.Refusals["tool message with two results"] == 0 || !strings.Contains(c.Note, "refused: ")) {
+						t.Fatalf("the projection row does not show the refusals: %+v", c)
+					}
 				}
 				switch {
 				case m.RunnerErr != nil:
