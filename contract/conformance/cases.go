@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -38,6 +40,9 @@ func checkIdentity(ctx context.Context, s *Session) error {
 	if err != nil {
 		return failed("TrustedProjectRoot must return the trusted root of an open adapter", err)
 	}
+	if err := checkCanonicalRoot(root); err != nil {
+		return err
+	}
 	if root != s.instance.ExpectedProjectRoot {
 		return broken("TrustedProjectRoot must return the canonical project root the factory expects", q(s.instance.ExpectedProjectRoot), q(root))
 	}
@@ -48,12 +53,56 @@ func checkIdentity(ctx context.Context, s *Session) error {
 	if m == nil {
 		return broken("CurrentModel must return the fixture's model", "the model "+q(fx.Model.ID), "no model")
 	}
-	if m.Provider != fx.Model.Provider || m.ID != fx.Model.ID || m.ContextWindow != fx.Model.ContextWindow {
-		return broken("CurrentModel must return the fixture's provider, model id and context window",
-			fmt.Sprintf("provider %s, id %s, context window %d", q(fx.Model.Provider), q(fx.Model.ID), fx.Model.ContextWindow),
-			fmt.Sprintf("provider %s, id %s, context window %d", q(m.Provider), q(m.ID), m.ContextWindow))
+	if d := diffModel(fx.Model, *m); d != "" {
+		return broken("CurrentModel must return the fixture's model descriptor, every member of it", "the fixture's model", "a different model: "+d)
 	}
 	return nil
+}
+
+// checkCanonicalRoot checks, independently of what the factory expects,
+// that root is canonical: absolute, clean and symlink-resolved.
+func checkCanonicalRoot(root string) error {
+	const rule = "TrustedProjectRoot returns the canonical project root: absolute, clean and with every symlink resolved"
+	if !filepath.IsAbs(root) || filepath.Clean(root) != root {
+		return broken(rule, "an absolute, clean path", q(root))
+	}
+	resolved, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return broken(rule, "an existing folder", q(root)+" does not resolve: "+scrub(err.Error()))
+	}
+	if resolved != root {
+		return broken(rule, "the resolved path "+q(resolved), q(root))
+	}
+	return nil
+}
+
+// diffModel describes the first member in which got differs from want, or
+// returns "".
+func diffModel(want, got contract.ModelDescriptor) string {
+	show := func(v any) string {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "(not JSON)"
+		}
+		return scrub(string(b))
+	}
+	for _, m := range []struct {
+		name      string
+		want, got any
+	}{
+		{"provider", want.Provider, got.Provider},
+		{"id", want.ID, got.ID},
+		{"contextWindow", want.ContextWindow, got.ContextWindow},
+		{"maxTokens", want.MaxTokens, got.MaxTokens},
+		{"reasoning", want.Reasoning, got.Reasoning},
+		{"input", want.Input, got.Input},
+		{"cost", want.Cost, got.Cost},
+	} {
+		if w, g := show(m.want), show(m.got); w != g {
+			return fmt.Sprintf("%s %s expected, %s got", m.name, w, g)
+		}
+	}
+	return ""
 }
 
 func checkCapabilities(_ context.Context, s *Session) error {

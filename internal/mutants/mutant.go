@@ -36,6 +36,9 @@ type Mutant struct {
 	// refuse, when set, decides before the base factory whether the
 	// mutant's runtime refuses to hold the setup's history (see refuse.go).
 	refuse func(fixture conformance.Fixture) error
+	// instance, when set, changes the instance the base factory created
+	// (after wrap).
+	instance func(inst *conformance.Instance) error
 }
 
 // env is what a mutant may use besides the adapter it wraps.
@@ -93,6 +96,11 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 			return inst, err
 		}
 		inst.Adapter = m.wrap(inst.Adapter, e)
+		if m.instance != nil {
+			if err := m.instance(&inst); err != nil {
+				return inst, err
+			}
+		}
 		return inst, nil
 	})
 }
@@ -110,7 +118,9 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 }
 
 // Catalogue returns every mutant.
-func Catalogue() []Mutant { return slices.Concat(catalogue, localKVCatalogue, refusalCatalogue) }
+func Catalogue() []Mutant {
+	return slices.Concat(catalogue, identityCatalogue, localKVCatalogue, refusalCatalogue)
+}
 
 func all(ids ...string) []string { return ids }
 
