@@ -42,6 +42,7 @@ const (
 	// The local KV checks (capability local-kv-reuse).
 	CheckLocalKVHit           = "local-kv-hit"
 	CheckLocalKVChangedPrefix = "local-kv-changed-prefix"
+	CheckLocalKVIneligible    = "local-kv-ineligible"
 	CheckLocalKVNonHit        = "local-kv-non-hit"
 	CheckLocalKVReplayFailure = "local-kv-replay-failure"
 	CheckLocalKVRemote        = "local-kv-remote"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -278,8 +279,27 @@ func checkConcurrent(ctx context.Context, e *env) error {
 	return nil
 }
 
-// embeddingTexts are what the embeddings check embeds.
+// embeddingTexts are what the embeddings check embeds: a few short texts,
+// then a batch of embeddingBatch texts of many lengths and scripts.
 var embeddingTexts = []string{"alpha", "a longer second text to embed", "third"}
+
+// embeddingBatch is the size of the second, larger batch.
+const embeddingBatch = 128
+
+func embeddingBatchTexts() []string {
+	words := []string{"context", "engine", "kontekst", "上下文", "контекст", "🧭", "tool", "result", "history", "é"}
+	texts := make([]string, embeddingBatch)
+	for i := range texts {
+		var b strings.Builder
+		for j := 0; j <= i%17; j++ {
+			b.WriteString(words[(i+j)%len(words)])
+			b.WriteByte(' ')
+		}
+		b.WriteString(strconv.Itoa(i))
+		texts[i] = b.String()
+	}
+	return texts
+}
 
 func checkEmbeddings(ctx context.Context, e *env) error {
 	s, err := e.start(ctx)
@@ -304,26 +324,36 @@ func checkEmbeddings(ctx context.Context, e *env) error {
 			"non-blank provider and model, dimensions > 0, destination local or remote",
 			Redact(fmt.Sprintf("provider %q, model %q, dimensions %d, destination %q", id.Provider, id.Model, id.Dimensions, id.Destination)))
 	}
-	vecs, err := port.Embed(ctx, embeddingTexts)
-	if err != nil {
-		return broken("an embedding port embeds texts", "vectors", "error: "+Redact(err.Error()))
+	for _, texts := range [][]string{embeddingTexts, embeddingBatchTexts()} {
+		if err := checkVectors(ctx, port, id.Dimensions, texts); err != nil {
+			return err
+		}
 	}
-	if len(vecs) != len(embeddingTexts) {
-		return broken("an embedding port returns one vector per text", fmt.Sprintf("%d vectors", len(embeddingTexts)), fmt.Sprintf("%d vectors", len(vecs)))
+	return nil
+}
+
+// checkVectors embeds texts through port and checks the vectors.
+func checkVectors(ctx context.Context, port contract.EmbeddingPort, dims int, texts []string) error {
+	vecs, err := port.Embed(ctx, texts)
+	if err != nil {
+		return broken("an embedding port embeds texts", fmt.Sprintf("vectors for %d texts", len(texts)), "error: "+Redact(err.Error()))
+	}
+	if len(vecs) != len(texts) {
+		return broken("an embedding port returns one vector per text, in order", fmt.Sprintf("%d vectors", len(texts)), fmt.Sprintf("%d vectors", len(vecs)))
 	}
 	for i, v := range vecs {
-		if len(v) != id.Dimensions {
-			return broken("every vector has the port's declared dimensions", fmt.Sprintf("%d numbers", id.Dimensions), fmt.Sprintf("vector %d has %d numbers", i, len(v)))
+		if len(v) != dims {
+			return broken("every vector has the port's declared dimensions", fmt.Sprintf("%d numbers", dims), fmt.Sprintf("vector %d of %d has %d numbers", i, len(texts), len(v)))
 		}
 		nonZero := false
 		for _, x := range v {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return broken("every vector holds finite numbers", "finite numbers", fmt.Sprintf("vector %d holds %v", i, x))
+				return broken("every vector holds finite numbers", "finite numbers", fmt.Sprintf("vector %d of %d holds %v", i, len(texts), x))
 			}
 			nonZero = nonZero || x != 0
 		}
 		if !nonZero {
-			return broken("an embedding of a non-empty text is not the zero vector", "a non-zero vector", fmt.Sprintf("vector %d is all zeros", i))
+			return broken("an embedding of a non-empty text is not the zero vector", "a non-zero vector", fmt.Sprintf("vector %d of %d is all zeros", i, len(texts)))
 		}
 	}
 	return nil
@@ -350,7 +380,7 @@ func extendedChecks() []Check {
 			Summary: "projects generated canonical histories: same messages in order, valid, with exactly the derived tool atomic groups",
 			Rule:    "a snapshot is the faithful projection of whatever valid canonical history the runtime holds"},
 		{ID: CheckEmbeddingPort, Kind: KindFeature, Capability: contract.CapabilityEmbeddings, run: checkEmbeddings,
-			Summary: "embeds texts through a declared embedding port",
+			Summary: fmt.Sprintf("embeds texts through a declared embedding port, in batches of 3 and %d", embeddingBatch),
 			Rule:    "an adapter declaring embeddings exposes a port that embeds every text into a finite, non-zero vector of its declared dimensions"},
 	}
 }

@@ -59,7 +59,19 @@ func startLocalKV(ctx context.Context, e *env) (*kvSession, error) {
 
 // complete sends prompt's payload to the local KV provider.
 func (k *kvSession) complete(ctx context.Context, p LocalKVPrompt) contract.CompletionResult {
-	return k.a.Complete(ctx, contract.CompletionRequest{Provider: LocalKVProvider, Model: LocalKVModel, Payload: LocalKVPayload(p)})
+	return k.completeAs(ctx, p, LocalKVProvider, LocalKVModel)
+}
+
+// completeAs sends prompt's payload to provider and model.
+func (k *kvSession) completeAs(ctx context.Context, p LocalKVPrompt, provider, model string) contract.CompletionResult {
+	return k.a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: LocalKVPayload(p)})
+}
+
+// isLocal reports whether the adapter's privacy enforcement sends
+// provider's payloads to a local destination.
+func (k *kvSession) isLocal(ctx context.Context, provider string) bool {
+	res, err := k.a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: PlainPayload()})
+	return err == nil && res.Destination == contract.DestinationLocal
 }
 
 // sanitised returns what privacy enforcement makes of prompt's payload.
@@ -158,7 +170,7 @@ func checkKVChanged(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	const rule = "a change to one prefix byte or one option changes the eligibility key, so the runtime's state is not reused and the completion is fully replayed"
+	const rule = "a change to one prefix byte, one option, the model or the provider changes the eligibility key, so the runtime's state is not reused and the completion is fully replayed"
 	base := kvPrompt()
 	k.wantMode(k.complete(ctx, base), contract.LocalKVFullReplay, LocalKVReplayOutput,
 		"the first completion of a prefix misses and is fully replayed", "on the first call (the runtime holds no state yet)")
@@ -166,19 +178,23 @@ func checkKVChanged(ctx context.Context, e *env) error {
 	// The last two variants differ from each other only in null versus
 	// absent, which hash differently.
 	variants := []kvVariant{
-		{"the prefix's last byte", func(p *LocalKVPrompt) { p.Prefix = p.Prefix[:len(p.Prefix)-1] + "!" }},
-		{"one system option", func(p *LocalKVPrompt) { p.SystemOptions = json.RawMessage(`{"seed":8,"temperature":0}`) }},
+		{"the prefix's last byte", func(p *LocalKVPrompt) { p.Prefix = p.Prefix[:len(p.Prefix)-1] + "!" }, LocalKVProvider, LocalKVModel},
+		{"one system option", func(p *LocalKVPrompt) { p.SystemOptions = json.RawMessage(`{"seed":8,"temperature":0}`) }, LocalKVProvider, LocalKVModel},
 		{"one tool option", func(p *LocalKVPrompt) {
 			p.ToolOptions = json.RawMessage(`[{"name":"grep","schema":{"type":"object"}}]`)
-		}},
-		{"tool options to null", func(p *LocalKVPrompt) { p.ToolOptions = json.RawMessage(`null`) }},
-		{"tool options to absent", func(p *LocalKVPrompt) { p.ToolOptions = nil }},
+		}, LocalKVProvider, LocalKVModel},
+		{"tool options to null", func(p *LocalKVPrompt) { p.ToolOptions = json.RawMessage(`null`) }, LocalKVProvider, LocalKVModel},
+		{"tool options to absent", func(p *LocalKVPrompt) { p.ToolOptions = nil }, LocalKVProvider, LocalKVModel},
+	}
+	variants = append(variants, kvVariant{"the model", func(*LocalKVPrompt) {}, LocalKVProvider, LocalKVModel + "-other"})
+	if k.isLocal(ctx, otherLocalProvider) {
+		variants = append(variants, kvVariant{"the provider to another local one", func(*LocalKVPrompt) {}, otherLocalProvider, LocalKVModel})
 	}
 	for _, v := range variants {
 		p := kvPrompt()
 		v.change(&p)
 		replays := len(k.port.Replays())
-		r := k.complete(ctx, p)
+		r := k.completeAs(ctx, p, v.provider, v.model)
 		k.wantMode(r, contract.LocalKVFullReplay, LocalKVReplayOutput, rule, "after changing "+v.name)
 		tries := k.port.Tries()
 		if last := tries[len(tries)-1].Key; last.Fingerprint == baseKey.Fingerprint || len(k.port.Replays()) != replays+1 {
@@ -190,11 +206,16 @@ func checkKVChanged(ctx context.Context, e *env) error {
 	return nil
 }
 
-// kvVariant changes one thing in the base prompt.
+// kvVariant changes one thing in the base prompt or the request.
 type kvVariant struct {
-	name   string
-	change func(p *LocalKVPrompt)
+	name            string
+	change          func(p *LocalKVPrompt)
+	provider, model string
 }
+
+// otherLocalProvider is a provider the default privacy configuration also
+// treats as local; the provider variant runs when the adapter agrees.
+const otherLocalProvider = "llama-cpp"
 
 func checkKVNonHit(ctx context.Context, e *env) error {
 	k, err := startLocalKV(ctx, e)
@@ -330,6 +351,41 @@ func checkKVMetadataOnly(ctx context.Context, e *env) error {
 	return nil
 }
 
+func checkKVIneligible(ctx context.Context, e *env) error {
+	k, err := startLocalKV(ctx, e)
+	if err != nil {
+		return err
+	}
+	const rule = "a local completion the eligibility rules exclude, or one with no reusable prefix, falls through to the ordinary transport quietly: no port call, no diagnostic"
+	diagnostics := len(k.a.Diagnostics())
+	empty := kvPrompt()
+	empty.Prefix = ""
+	inverted := kvPrompt()
+	inverted.PrefixTokens = inverted.ContextTokens + 1
+	for _, c := range []struct {
+		what    string
+		payload any
+	}{
+		{"an empty prefix", LocalKVPayload(empty)},
+		{"more prefix than context tokens", LocalKVPayload(inverted)},
+		{"a payload without a reusable prefix", PlainPayload()},
+	} {
+		before := k.s.Transport().Len()
+		r := k.a.Complete(ctx, contract.CompletionRequest{Provider: LocalKVProvider, Model: LocalKVModel, Payload: c.payload})
+		if r.Status != contract.StatusCompleted || r.LocalKV != nil || string(r.Output) != TransportOutput || k.s.Transport().Len() != before+1 {
+			return broken(rule, "completed through one ordinary transport request, no local KV metadata, for "+c.what,
+				fmt.Sprintf("%s; %d transport request(s)", describeKVResult(r), k.s.Transport().Len()-before))
+		}
+	}
+	if n := k.port.Calls(); n != 0 {
+		return broken(rule, "no port call", fmt.Sprintf("%d port call(s)", n))
+	}
+	if ds := k.a.Diagnostics(); len(ds) != diagnostics {
+		return broken(rule, fmt.Sprintf("%d diagnostics, as before", diagnostics), fmt.Sprintf("diagnostics %s", qs(diagnosticCodes(ds))))
+	}
+	return nil
+}
+
 func localKVChecks() []Check {
 	kv := func(id, summary, rule string, run func(context.Context, *env) error) Check {
 		return Check{ID: id, Kind: KindFeature, Capability: contract.CapabilityLocalKVReuse, Summary: summary, Rule: rule, run: run}
@@ -337,8 +393,10 @@ func localKVChecks() []Check {
 	return []Check{
 		kv(CheckLocalKVHit, "reuses local KV state for an identical prefix on the second call",
 			"a completion whose prefix, options, model, privacy policy and runtime match state the runtime holds reuses it", checkKVHit),
-		kv(CheckLocalKVChangedPrefix, "fully replays when one prefix byte or one option changes",
-			"a change to one prefix byte or one option changes the eligibility key, so the completion is fully replayed", checkKVChanged),
+		kv(CheckLocalKVChangedPrefix, "fully replays when one prefix byte, one option, the model or the provider changes",
+			"a change to one prefix byte, one option, the model or the provider changes the eligibility key, so the completion is fully replayed", checkKVChanged),
+		kv(CheckLocalKVIneligible, "sends ineligible local completions through the ordinary transport, quietly",
+			"an ineligible local completion falls through to the ordinary transport without a port call or a diagnostic", checkKVIneligible),
 		kv(CheckLocalKVNonHit, "fully replays after a stale rejection, a cache loss and a port error",
 			"every answer but a hit is followed by a full replay of the complete payload", checkKVNonHit),
 		kv(CheckLocalKVReplayFailure, "retries a failed full replay through the ordinary transport and records local-kv-replay-failed",

@@ -50,6 +50,19 @@ var localKVCatalogue = []Mutant{
 		},
 	},
 	{
+		Name: "kv-key-ignores-model", Breaks: "the model is part of the eligibility key",
+		Fails: all(conformance.CheckLocalKVChangedPrefix),
+		wrap:  plain,
+		port: func(p localkv.RuntimePort, _ *env) localkv.RuntimePort {
+			return &payloadKeyPort{portShim: portShim{p}, keys: map[string]localkv.Key{}}
+		},
+	},
+	{
+		Name: "kv-ineligible-records-diagnostic", Breaks: "an ineligible local completion falls through quietly",
+		Fails: all(conformance.CheckLocalKVIneligible),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &noisyFallThrough{decorator: decorator{a}} },
+	},
+	{
 		Name: "kv-reuses-rejected-state", Breaks: "a rejected reuse is followed by a full replay",
 		Fails: all(conformance.CheckLocalKVNonHit),
 		wrap:  plain,
@@ -129,6 +142,59 @@ func (p *firstKeyPort) TryReuse(ctx context.Context, r localkv.ReuseRequest) (lo
 func (p *firstKeyPort) FullReplay(ctx context.Context, r localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
 	r.Key = p.key(r.Key)
 	return p.RuntimePort.FullReplay(ctx, r)
+}
+
+// payloadKeyPort sends every request under the first key it saw for the
+// same payload, as an adapter whose key ignores the model would.
+type payloadKeyPort struct {
+	portShim
+	mu   sync.Mutex
+	keys map[string]localkv.Key
+}
+
+func (p *payloadKeyPort) key(r localkv.ReuseRequest) localkv.Key {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if k, ok := p.keys[string(r.Payload)]; ok {
+		return k
+	}
+	p.keys[string(r.Payload)] = r.Key
+	return r.Key
+}
+
+func (p *payloadKeyPort) TryReuse(ctx context.Context, r localkv.ReuseRequest) (localkv.ReuseAnswer, error) {
+	r.Key = p.key(r)
+	return p.RuntimePort.TryReuse(ctx, r)
+}
+
+func (p *payloadKeyPort) FullReplay(ctx context.Context, r localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
+	r.Key = p.key(r)
+	return p.RuntimePort.FullReplay(ctx, r)
+}
+
+// noisyFallThrough records a diagnostic for every local completion that
+// went through the ordinary transport.
+type noisyFallThrough struct {
+	decorator
+	mu    sync.Mutex
+	extra []contract.Diagnostic
+}
+
+func (m *noisyFallThrough) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := m.Adapter.Complete(ctx, req)
+	if r.Status == contract.StatusCompleted && r.LocalKV == nil && r.Privacy.Destination == contract.DestinationLocal {
+		m.mu.Lock()
+		m.extra = append(m.extra, contract.Diagnostic{Code: "local-kv-bypassed", Severity: contract.SeverityInfo,
+			Message: "Local KV reuse was bypassed", Capability: contract.CapabilityLocalKVReuse})
+		m.mu.Unlock()
+	}
+	return r
+}
+
+func (m *noisyFallThrough) Diagnostics() []contract.Diagnostic {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append(m.Adapter.Diagnostics(), m.extra...)
 }
 
 // rejectedAsHit treats state the runtime rejected as reusable.

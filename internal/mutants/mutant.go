@@ -292,6 +292,11 @@ var catalogue = []Mutant{
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return zeroEmbeddings{decorator{a}} },
 	},
 	{
+		Name: "embeddings-truncate-large-batches", Breaks: "an embedding port returns one vector per text, whatever the batch size",
+		Fails: all(conformance.CheckEmbeddingPort),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return truncatingEmbeddings{decorator{a}} },
+	},
+	{
 		Name: "embeddings-declared-without-port", Breaks: "an adapter declaring embeddings exposes its port",
 		Fails: all(conformance.CheckEmbeddingPort),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
@@ -706,6 +711,34 @@ func (m *racySnapshot) SnapshotHistory(ctx context.Context) (contract.HistorySna
 	}
 	s.Messages = slices.Clone(m.scratch)
 	return s, nil
+}
+
+// truncatingEmbeddings declares an embedding port that embeds at most 64
+// texts per call.
+type truncatingEmbeddings struct{ decorator }
+
+func (m truncatingEmbeddings) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	return withEmbeddings(m.Adapter.CapabilityDeclarations())
+}
+
+func (m truncatingEmbeddings) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	return contract.NegotiateCapabilities(m.CapabilityDeclarations(), reqs)
+}
+
+func (truncatingEmbeddings) EmbeddingPort() contract.EmbeddingPort { return truncatingPort{} }
+
+type truncatingPort struct{}
+
+func (truncatingPort) Identity() contract.EmbeddingIdentity {
+	return contract.EmbeddingIdentity{Provider: "mutant", Model: "ones", Dimensions: 4, Destination: contract.DestinationLocal}
+}
+
+func (truncatingPort) Embed(_ context.Context, texts []string) ([][]float64, error) {
+	out := make([][]float64, min(len(texts), 64))
+	for i := range out {
+		out[i] = []float64{1, 1, 1, 1}
+	}
+	return out, nil
 }
 
 // zeroEmbeddings declares an embedding port whose vectors are all zeros.
