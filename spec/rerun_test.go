@@ -184,3 +184,18 @@ func keys(m map[string]types.SpecReport) []string {
 	}
 	return out
 }
+
+// spec.Fuzz's seed corpus alone catches an adapter that drops a message,
+// explaining the failure as the property spec does.
+func TestFuzzCatchesABrokenAdapter(t *testing.T) {
+	cmd := exec.Command("go", "test", rerunDir, "-run", "^FuzzBroken$", "-count=1")
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "ADAPTERKIT_RERUN_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "projection-assertion-failed") || !strings.Contains(string(out), "rule:") {
+		t.Fatalf("the fuzz target passed or did not explain (err %v):\n%s", err, out)
+	}
+	if conformance.ContainsProbe(out) || strings.Contains(string(out), "Inspect the reference project") {
+		t.Fatalf("the fuzz failure shows history text:\n%s", out)
+	}
+}

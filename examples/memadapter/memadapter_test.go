@@ -33,3 +33,9 @@ func TestConformanceReport(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// FuzzProjection fuzzes the projection of generated histories through the
+// adapter: go test ./examples/memadapter -run '^$' -fuzz FuzzProjection.
+func FuzzProjection(f *testing.F) {
+	spec.Fuzz(f, memadapter.ConformanceFactory(false))
+}

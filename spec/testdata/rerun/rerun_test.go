@@ -77,3 +77,11 @@ func TestRerunSuite(t *testing.T) {
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, "rerun")
 }
+
+// FuzzBroken runs the projection fuzz target on the broken adapter.
+func FuzzBroken(f *testing.F) {
+	if os.Getenv(childEnv) == "" {
+		f.Skip("runs as a child process of the spec package's fuzz test")
+	}
+	spec.Fuzz(f, factory(), spec.WithCallTimeout(300*time.Millisecond))
+}

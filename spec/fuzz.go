@@ -1,0 +1,62 @@
+package spec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+// drawnHistory is a generated history that rapid's logs show by its size
+// only, never its text.
+type drawnHistory []contract.Message
+
+// GoString is what rapid logs for a drawn history.
+func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d messages)", len(h)) }
+
+// Fuzz runs the projection check as a coverage-guided fuzz target: the
+// fuzzer's bytes drive the history generator (gen.History, or WithHistories),
+// and every history is handed to factory and its snapshot checked, as the
+// property spec does. An adapter repository writes
+//
+//	func FuzzProjection(f *testing.F) { spec.Fuzz(f, myFactory()) }
+//
+// and runs it with go test -fuzz FuzzProjection; plain go test runs the seed
+// corpus (testdata/fuzz/FuzzProjection and the seeds Fuzz adds). A history
+// the factory refuses as unrepresentable is skipped. Of the options, Fuzz
+// uses WithHistories, WithCallTimeout and WithDiagnosticsLimit.
+func Fuzz(f *testing.F, factory conformance.Factory, opts ...Option) {
+	f.Helper()
+	cfg := newConfig(factory, opts)
+	// Seeds: pseudo-random inputs long enough for the generator to draw
+	// whole histories from.
+	for i := range 4 {
+		r := rand.New(rand.NewPCG(uint64(i), 0x5eed))
+		seed := make([]byte, 8<<10)
+		for j := range seed {
+			seed[j] = byte(r.Uint32())
+		}
+		f.Add(seed)
+	}
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+		fx := conformance.NewFixture()
+		msgs := rapid.Map(cfg.histories(fx.RuntimeID, fx.SessionID), func(ms []contract.Message) drawnHistory { return ms }).Draw(t, "history")
+		err := conformance.CheckHistory(context.Background(), cfg.factory, msgs, cfg.checkOpts...)
+		var fail *conformance.Failure
+		switch {
+		case err == nil:
+		case errors.Is(err, conformance.ErrUnrepresentable):
+			t.Skip("refused as unrepresentable")
+		case errors.As(err, &fail):
+			t.Fatalf("%s\nrule:     %s\nexpected: %s\nactual:   %s", fail.Code, fail.Rule, fail.Expected, fail.Actual)
+		default:
+			t.Fatalf("%s", conformance.Redact(err.Error()))
+		}
+	}))
+}
