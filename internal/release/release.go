@@ -25,6 +25,13 @@ import (
 // ModulePath is the path of the module this package publishes.
 const ModulePath = "github.com/ds4context/adapterkit"
 
+// SmokeEnv is the environment variable that turns on the tests that
+// consume a published copy of the checkout (the release smoke test, and
+// verify-release end to end): set it to "1". They build a consumer against
+// the published module, which takes a minute or two on a cold build cache,
+// so plain go test leaves them out; .ci/run turns them on.
+const SmokeEnv = "ADAPTERKIT_RELEASE_SMOKE"
+
 // Published names the files of one module version in a file proxy.
 type Published struct {
 	Path    string // module path

@@ -14,12 +14,6 @@ import (
 	"golang.org/x/mod/modfile"
 )
 
-// SmokeEnv is the environment variable that turns on the release smoke
-// test: set it to "1". The test builds a consumer module against a
-// published copy of the checkout, which takes a minute on a cold build
-// cache, so plain go test leaves it out.
-const smokeEnv = "ADAPTERKIT_RELEASE_SMOKE"
-
 // smokeVersion is the version the smoke test publishes.
 const smokeVersion = "v0.2.0-smoke.1"
 
@@ -28,8 +22,8 @@ const smokeVersion = "v0.2.0-smoke.1"
 // ginkgo ./spec through the Ginkgo CLI the module pins, and go run of the
 // published adapterkit command.
 func TestReleaseSmoke(t *testing.T) {
-	if os.Getenv(smokeEnv) != "1" {
-		t.Skipf("set %s=1 to run the release smoke test", smokeEnv)
+	if os.Getenv(SmokeEnv) != "1" {
+		t.Skipf("set %s=1 to run the release smoke test", SmokeEnv)
 	}
 	start := time.Now()
 	proxy := t.TempDir()
