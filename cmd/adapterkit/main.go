@@ -26,7 +26,8 @@
 // the configured GOPROXY, checks that its 0.2 registry pin and contract
 // constants (read from its source, not run) equal this build's, and runs
 // its reference adapter's conformance; it exits 0 when the boundary holds,
-// 1 when something differs and 2 when the release cannot be fetched.
+// 1 when something differs and 2 when the release cannot be fetched or its
+// conformance cannot be built.
 package main
 
 import (

@@ -91,7 +91,8 @@ Fetches `+modulePath+`@VERSION through the configured GOPROXY (as
 go mod download does), checks that its `+registryRelease+` registry pin and contract constants
 equal this build's, and runs the reference adapter's conformance from the
 downloaded source. Exit status: 0 when the boundary holds, 1 when something
-differs, 2 when the release cannot be fetched or checked.
+differs, 2 when the release cannot be fetched, or its conformance cannot be
+built or run to a verdict (and nothing else differs).
 `)
 	}
 	if err := fs.Parse(args); err != nil {

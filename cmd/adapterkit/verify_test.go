@@ -238,6 +238,15 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	broken, err := release.Publish(dir, moduleRoot, "v0.2.0-broken.1", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := broken.Rewrite("cmd/adapterkit/main.go", func(b []byte) ([]byte, error) {
+		return append(b, "\nfunc {\n"...), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	url, err := release.ProxyURL(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -264,5 +273,14 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 		`  - contract.LocalKVEligibilityVersion: the release has "local-kv-eligibility-v2", this build has "local-kv-eligibility-v1"` + "\n"
 	if code != exitFail || !strings.HasSuffix(out, want) || !strings.Contains(out, "contract constants: differ from this build's (listed below)\n") {
 		t.Errorf("verify-release %s (tampered): exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 1 and stdout ending in:\n%s", bad.Version, code, out, errOut, want)
+	}
+
+	// A release whose command does not build cannot be checked: exit 2,
+	// saying so, while the values it could compare still match.
+	code, out, errOut = verifyCLI(t, broken.Version)
+	t.Logf("verify-release %s (does not build): exit %d\n%s%s", broken.Version, code, out, errOut)
+	if code != exitBroken || !strings.Contains(errOut, "cannot run the reference conformance of "+modulePath+"@"+broken.Version+": go install: ") ||
+		!strings.Contains(out, "contract constants: equal to this build's\n") || strings.Contains(out, "boundary holds") {
+		t.Errorf("verify-release %s (does not build): exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 saying the conformance cannot be built", broken.Version, code, out, errOut)
 	}
 }
