@@ -240,9 +240,10 @@ func CacheProxy(env []string) (string, error) {
 
 // OfflineEnv returns env (nil: this process's environment) with the
 // settings under which the go command resolves modules only from the given
-// GOPROXY entries and cannot reach a network: no "direct" fallback, no
-// checksum database, no private-module exceptions (which would go direct),
-// no toolchain download, and no go env file. modCache becomes GOMODCACHE,
+// GOPROXY entries — with file:// entries, it never reaches a network: no
+// "direct" fallback to version control, no checksum database, no
+// private-module exceptions (which would go direct), no toolchain download,
+// and no go env file that could bring any of them back. modCache becomes GOMODCACHE,
 // so that a published test version never lands in the shared module
 // cache; it is left writable (-modcacherw) so that it can be removed, and
 // builds use -trimpath so that they share the build cache across module
