@@ -5,6 +5,7 @@
 //
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
 //	adapterkit serve-reference
+//	adapterkit verify-release VERSION
 //
 // conform runs every check of the conformance catalogue (package
 // conformance): the seven contract cases, each on a fresh instance and all
@@ -22,6 +23,13 @@
 // bridge can be tried end to end:
 //
 //	adapterkit conform --exec "adapterkit serve-reference"
+//
+// verify-release fetches github.com/ds4context/adapterkit@VERSION through
+// the configured GOPROXY, checks that its 0.2 registry pin and contract
+// constants (read from its source, not run) equal this build's, and runs
+// its reference adapter's conformance; it exits 0 when the boundary holds,
+// 1 when something differs and 2 when the release cannot be fetched or its
+// conformance cannot be built.
 package main
 
 import (
@@ -55,6 +63,8 @@ const usage = `usage:
       command, against the bundled reference adapter in process
   adapterkit serve-reference
       serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1)
+  adapterkit verify-release VERSION
+      check a published release against this build's compatibility boundary
 
 run "adapterkit conform -h" for the conform flags
 `
@@ -70,6 +80,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cli.Run(ctx, args[1:], reference.NewConformanceFactory(), stdout, stderr)
 	case "serve-reference":
 		return serveReference(ctx, stdin, stdout, stderr)
+	case "verify-release":
+		return verifyRelease(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitPass
