@@ -12,7 +12,9 @@
 //     and session.
 //   - History and HistoryOf draw valid histories with every shape of tool
 //     exchange: parallel batches, out-of-order and shared results, repeated
-//     results and incomplete live calls.
+//     results and incomplete live calls; some hold thousands of messages,
+//     ids whose byte and UTF-16 orders disagree, and timestamps out of
+//     order.
 //   - Snapshot and SnapshotOf draw valid snapshots; MutatedSnapshot draws a
 //     snapshot broken by one entry of the Mutations catalogue, with the
 //     validation codes it must produce.

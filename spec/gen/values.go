@@ -25,6 +25,19 @@ var textRunes = []rune{
 // counter and tag is unique per counter value.
 var tagRunes = []rune{'a', 'x', 'Z', '_', '.', 'é', '\ue000', '\U0001f600'}
 
+// idLeads are the first characters of an id tag: U+E000 and U+1F600 are
+// ordered one way by bytes and the other way in UTF-16.
+var idLeads = []rune{'a', '\ue000', '\U0001f600', 'é'}
+
+// idTag draws the distinctive, digit-free part of a generated message or
+// tool call id, which comes before the id's counter: a lead from idLeads and
+// a tag.
+func idTag() *rapid.Generator[string] {
+	return rapid.Custom(func(t *rapid.T) string {
+		return string(rapid.SampledFrom(idLeads).Draw(t, "idLead")) + tag().Draw(t, "tag")
+	})
+}
+
 // text draws a short string over textRunes.
 func text() *rapid.Generator[string] {
 	return rapid.StringOfN(rapid.SampledFrom(textRunes), 0, 12, -1)
