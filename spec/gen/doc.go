@@ -15,6 +15,10 @@
 //     results and incomplete live calls; some hold thousands of messages,
 //     ids whose byte and UTF-16 orders disagree, and timestamps out of
 //     order.
+//   - HistoryWithout draws the same histories without some Families: named
+//     shapes a runtime may be unable to represent (a tool message with two
+//     results, a parallel batch, a thinking block, ...). FamiliesOf says
+//     which families a history holds.
 //   - Snapshot and SnapshotOf draw valid snapshots; MutatedSnapshot draws a
 //     snapshot broken by one entry of the Mutations catalogue, with the
 //     validation codes it must produce.

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -72,6 +73,11 @@ func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 // little more to draw than a short one, and shrinking makes it shorter (or
 // short) first.
 func HistoryOf(opts HistoryOptions) *rapid.Generator[[]contract.Message] {
+	return historyOf(opts, 0)
+}
+
+// historyOf is HistoryOf drawing none of the families in leave.
+func historyOf(opts HistoryOptions, leave familySet) *rapid.Generator[[]contract.Message] {
 	lo, hi := max(opts.MinMessages, 0), opts.MaxMessages
 	defaultSize := hi <= 0
 	if defaultSize {
@@ -81,15 +87,15 @@ func HistoryOf(opts HistoryOptions) *rapid.Generator[[]contract.Message] {
 	return rapid.Custom(func(t *rapid.T) []contract.Message {
 		var plan []historyStep
 		n := 0
-		if defaultSize && rapid.IntRange(0, longOdds-1).Draw(t, "long") == longOdds-1 {
+		if defaultSize && !leave.has(FamilyLongHistory) && rapid.IntRange(0, longOdds-1).Draw(t, "long") == longOdds-1 {
 			n = logSize(t, max(lo, longMin), max(lo, longMax))
-			plan = rapid.SliceOfN(step(), 1, longPlan).Draw(t, "plan")
+			plan = rapid.SliceOfN(step(leave), 1, longPlan).Draw(t, "plan")
 		} else {
-			plan = rapid.SliceOfN(step(), lo, hi).Draw(t, "steps")
+			plan = rapid.SliceOfN(step(leave), lo, hi).Draw(t, "steps")
 			n = len(plan)
 		}
 		clock := clockMode(rapid.IntRange(0, 7).Draw(t, "clock"))
-		return render(opts.RuntimeID, opts.SessionID, plan, n, clock)
+		return render(opts.RuntimeID, opts.SessionID, plan, n, clock, leave)
 	})
 }
 
@@ -142,43 +148,56 @@ type historyStep struct {
 	decorate func(m *contract.Message, runtimeID string)
 }
 
-func step() *rapid.Generator[historyStep] {
+// step draws one step of a plan, none of whose shapes is a family in leave.
+func step(leave familySet) *rapid.Generator[historyStep] {
+	maxCalls := 3
+	if leave.has(FamilyParallelBatch) {
+		maxCalls = 1
+	}
+	callContent := rapid.OneOf(textBlock(), thinkingBlock())
+	if leave.has(FamilyThinking) {
+		callContent = textBlock()
+	}
 	return rapid.Custom(func(t *rapid.T) historyStep {
 		var s historyStep
 		switch rapid.IntRange(0, 2).Draw(t, "kind") {
 		case 0:
 			s.kind = say
 			s.role = rapid.SampledFrom(roles).Draw(t, "role")
-			s.content = rapid.SliceOfN(ContentBlock(), 0, 3).Draw(t, "content")
+			s.content = rapid.SliceOfN(contentBlock(leave), 0, 3).Draw(t, "content")
 		case 1:
 			s.kind = call
 			s.role = contract.RoleAssistant
-			s.calls = rapid.SliceOfN(callTemplate(), 1, 3).Draw(t, "calls")
-			s.content = rapid.SliceOfN(rapid.OneOf(textBlock(), thinkingBlock()), 0, 1).Draw(t, "content")
+			s.calls = rapid.SliceOfN(callTemplate(leave), 1, maxCalls).Draw(t, "calls")
+			s.content = rapid.SliceOfN(callContent, 0, 1).Draw(t, "content")
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		default:
 			s.kind = answer
 			s.role = contract.RoleTool
 			s.pick = rapid.IntRange(0, 3).Draw(t, "pick")
-			s.share = rapid.IntRange(0, 3).Draw(t, "share")
-			s.again = rapid.IntRange(0, 5).Draw(t, "again") == 0
-			s.results[0] = newResult(t, "", "")
-			if s.share > 0 {
-				s.results[1] = newResult(t, "", "")
+			if !leave.has(FamilyMultiResult) {
+				s.share = rapid.IntRange(0, 3).Draw(t, "share")
 			}
-			s.content = rapid.SliceOfN(textBlock(), 0, 1).Draw(t, "content")
+			s.again = !leave.has(FamilyRepeatedResult) && rapid.IntRange(0, 5).Draw(t, "again") == 0
+			s.results[0] = newResult(t, "", "", leave)
+			if s.share > 0 {
+				s.results[1] = newResult(t, "", "", leave)
+			}
+			if !leave.has(FamilyResultWithText) {
+				s.content = rapid.SliceOfN(textBlock(), 0, 1).Draw(t, "content")
+			}
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		}
 		s.entryTag = idTag().Draw(t, "entryTag")
 		s.tick = rapid.IntRange(0, 3_600_000).Draw(t, "tick")
-		s.decorate = drawDecoration(t)
+		s.decorate = drawDecoration(t, leave)
 		return s
 	})
 }
 
-func callTemplate() *rapid.Generator[*contract.ToolCallBlock] {
+func callTemplate(leave familySet) *rapid.Generator[*contract.ToolCallBlock] {
 	return rapid.Custom(func(t *rapid.T) *contract.ToolCallBlock {
-		return newCall(t, idTag().Draw(t, "callTag"))
+		return newCall(t, idTag().Draw(t, "callTag"), leave)
 	})
 }
 
@@ -194,13 +213,18 @@ func thinkingBlock() *rapid.Generator[contract.Block] {
 	})
 }
 
-type pendingCall struct{ id, name string }
+// pendingCall is a call waiting for its result, in message msg.
+type pendingCall struct {
+	id, name string
+	msg      int
+}
 
 // render turns a plan into n messages without drawing anything. Message i
 // follows step i modulo the plan's length: a long history repeats its plan
 // with fresh ids, and each repetition pairs results with pending calls
-// differently.
-func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockMode) []contract.Message {
+// differently. Without FamilyLiveCall, calls left without a result are
+// not written.
+func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockMode, leave familySet) []contract.Message {
 	out := make([]contract.Message, 0, n)
 	var pending, answered []pendingCall
 	calls := 0
@@ -222,7 +246,7 @@ func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockM
 				c := *tmpl
 				c.ID = "call-" + tmpl.ID + strconv.Itoa(calls)
 				blocks = append(blocks, &c)
-				pending = append(pending, pendingCall{c.ID, c.Name})
+				pending = append(pending, pendingCall{c.ID, c.Name, i})
 			}
 		case answer:
 			var targets []pendingCall
@@ -259,6 +283,15 @@ func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockM
 			m.Flags.Atomic = new(true)
 		}
 		out = append(out, m)
+	}
+	if leave.has(FamilyLiveCall) {
+		for _, c := range pending {
+			m := &out[c.msg]
+			m.Blocks = slices.DeleteFunc(m.Blocks, func(b contract.Block) bool {
+				call, ok := b.(*contract.ToolCallBlock)
+				return ok && call.ID == c.id
+			})
+		}
 	}
 	if n > len(plan) {
 		// Repetitions of a step share blocks and members; a deep copy
