@@ -75,7 +75,7 @@ func TestHistoryWithoutNoFamilyIsHistory(t *testing.T) {
 	}
 }
 
-// TestHistoryWithoutNeverDrawsLeftOutFamilies draws, for each family, 300
+// TestHistoryWithoutNeverDrawsLeftOutFamilies draws, for each family, 200
 // histories that leave it out: none holds it, all are valid, and they still
 // hold the other families.
 func TestHistoryWithoutNeverDrawsLeftOutFamilies(t *testing.T) {
@@ -83,7 +83,7 @@ func TestHistoryWithoutNeverDrawsLeftOutFamilies(t *testing.T) {
 		t.Run(string(f), func(t *testing.T) {
 			g := gen.HistoryWithout("rt", "sess", f)
 			others := map[gen.Family]bool{}
-			for seed := range 300 {
+			for seed := range 200 {
 				h := g.Example(seed)
 				validHistory(t, h)
 				for _, got := range gen.FamiliesOf(h) {
@@ -95,7 +95,7 @@ func TestHistoryWithoutNeverDrawsLeftOutFamilies(t *testing.T) {
 			}
 			for _, o := range gen.Families() {
 				if o != f && !others[o] {
-					t.Errorf("300 histories without %s hold no %s", f, o)
+					t.Errorf("200 histories without %s hold no %s", f, o)
 				}
 			}
 		})
