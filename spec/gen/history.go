@@ -54,11 +54,11 @@ func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 //
 // Message ids are "<session>:e<tag><n>" and tool call ids "call-<tag><n>",
 // where n counts messages (calls) and the digit-free tag starts with one of
-// "a", U+E000 (a private-use character) and U+1F600 (outside the Basic
-// Multilingual Plane) or "é": two ids usually first differ in the tag, and
-// U+E000 sorts before U+1F600 by bytes but after it in UTF-16 order, so
-// byte order and UTF-16 order disagree on the order of groups and of the
-// tool call ids inside a group. The counter keeps every id unique.
+// "a", "é", U+E000 (a private-use character) and U+1F600 (outside the Basic
+// Multilingual Plane). Two ids often first differ in the tag, and U+E000
+// sorts before U+1F600 by bytes but after it in UTF-16 order, so byte order
+// and UTF-16 order often disagree on the order of a history's groups and of
+// the tool call ids inside a group. The counter keeps every id unique.
 //
 // In about one history in eight every message carries createdAt, ascending
 // with history order; in about one in eight every message carries it in no
@@ -69,9 +69,8 @@ func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 // which yields one message; shrinking removes steps and simplifies them, and
 // the history stays valid throughout, so a failing property reports a short
 // history. A long history repeats a plan of up to 32 steps with fresh ids,
-// answering pending calls in a different order on each repetition; it costs
-// little more to draw than a short one, and shrinking makes it shorter (or
-// short) first.
+// answering pending calls in a different order on each repetition, so it
+// costs little more to draw than a short one and shrinks quickly.
 func HistoryOf(opts HistoryOptions) *rapid.Generator[[]contract.Message] {
 	return historyOf(opts, 0)
 }
