@@ -16,30 +16,44 @@ func Block() *rapid.Generator[contract.Block] {
 // ContentBlock returns a generator of the seven block types that are not
 // tool calls or tool results: a message holding only these is not a tool
 // message and belongs to no tool atomic group.
-func ContentBlock() *rapid.Generator[contract.Block] {
+func ContentBlock() *rapid.Generator[contract.Block] { return contentBlock(0) }
+
+// contentBlockFamilies are the families of ContentBlock's seven types, by
+// the number it draws for the type ("" for text, which is no family).
+var contentBlockFamilies = []Family{"", FamilyThinking, FamilyImage, FamilyFileReference, FamilyArtifactReference, FamilySummaryReference, FamilyOpaqueProvider}
+
+// contentBlock draws the content blocks of ContentBlock, except the types
+// of the families in leave (text is always drawn).
+func contentBlock(leave familySet) *rapid.Generator[contract.Block] {
+	kinds := make([]int, 0, len(contentBlockFamilies))
+	for k, f := range contentBlockFamilies {
+		if f == "" || !leave.has(f) {
+			kinds = append(kinds, k)
+		}
+	}
 	return rapid.Custom(func(t *rapid.T) contract.Block {
-		switch rapid.IntRange(0, 6).Draw(t, "blockType") {
+		switch kinds[rapid.IntRange(0, len(kinds)-1).Draw(t, "blockType")] {
 		case 0:
-			return &contract.TextBlock{Text: text().Draw(t, "text"), Extra: extraFields(t)}
+			return &contract.TextBlock{Text: text().Draw(t, "text"), Extra: extraFields(t, leave)}
 		case 1:
-			return &contract.ThinkingBlock{Thinking: text().Draw(t, "thinking"), Extra: extraFields(t)}
+			return &contract.ThinkingBlock{Thinking: text().Draw(t, "thinking"), Extra: extraFields(t, leave)}
 		case 2:
 			return &contract.ImageBlock{
 				MimeType: optString(rapid.SampledFrom([]string{"image/png", "image/jpeg", ""})).Draw(t, "mimeType"),
 				Data:     optString(rapid.SampledFrom([]string{"iVBORw0KGgo=", "", "/9j/4AAQ"})).Draw(t, "data"),
-				Extra:    extraFields(t),
+				Extra:    extraFields(t, leave),
 			}
 		case 3:
-			return &contract.FileReferenceBlock{Path: text().Draw(t, "path"), Extra: extraFields(t)}
+			return &contract.FileReferenceBlock{Path: text().Draw(t, "path"), Extra: extraFields(t, leave)}
 		case 4:
-			return &contract.ArtifactReferenceBlock{ArtifactID: text().Draw(t, "artifactId"), Extra: extraFields(t)}
+			return &contract.ArtifactReferenceBlock{ArtifactID: text().Draw(t, "artifactId"), Extra: extraFields(t, leave)}
 		case 5:
-			return &contract.SummaryReferenceBlock{SummaryID: text().Draw(t, "summaryId"), Extra: extraFields(t)}
+			return &contract.SummaryReferenceBlock{SummaryID: text().Draw(t, "summaryId"), Extra: extraFields(t, leave)}
 		default:
 			return &contract.OpaqueProviderBlock{
 				OriginalType: optString(text()).Draw(t, "originalType"),
 				Value:        RawJSON().Draw(t, "value"),
-				Extra:        extraFields(t),
+				Extra:        extraFields(t, leave),
 			}
 		}
 	})
@@ -47,13 +61,13 @@ func ContentBlock() *rapid.Generator[contract.Block] {
 
 func toolCallBlock() *rapid.Generator[contract.Block] {
 	return rapid.Custom(func(t *rapid.T) contract.Block {
-		return newCall(t, text().Draw(t, "callId"))
+		return newCall(t, text().Draw(t, "callId"), 0)
 	})
 }
 
 func toolResultBlock() *rapid.Generator[contract.Block] {
 	return rapid.Custom(func(t *rapid.T) contract.Block {
-		return newResult(t, text().Draw(t, "toolCallId"), toolName(t))
+		return newResult(t, text().Draw(t, "toolCallId"), toolName(t), 0)
 	})
 }
 
@@ -63,22 +77,22 @@ func toolName(t *rapid.T) string { return rapid.SampledFrom(toolNames).Draw(t, "
 
 // newCall draws a tool call block with the given id. Arguments are absent
 // (allowed by the contract) or any JSON value.
-func newCall(t *rapid.T, id string) *contract.ToolCallBlock {
+func newCall(t *rapid.T, id string, leave familySet) *contract.ToolCallBlock {
 	b := &contract.ToolCallBlock{ID: id, Name: toolName(t)}
 	if rapid.IntRange(0, 4).Draw(t, "hasArguments") > 0 {
 		b.Arguments = RawJSON().Draw(t, "arguments")
 	}
-	b.Extra = extraFields(t)
+	b.Extra = extraFields(t, leave)
 	return b
 }
 
 // newResult draws a result block for the call id.
-func newResult(t *rapid.T, callID, name string) *contract.ToolResultBlock {
+func newResult(t *rapid.T, callID, name string, leave familySet) *contract.ToolResultBlock {
 	return &contract.ToolResultBlock{
 		ToolCallID: callID,
 		ToolName:   name,
 		Content:    text().Draw(t, "content"),
 		IsError:    rapid.IntRange(0, 5).Draw(t, "isError") == 0,
-		Extra:      extraFields(t),
+		Extra:      extraFields(t, leave),
 	}
 }

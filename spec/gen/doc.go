@@ -12,7 +12,13 @@
 //     and session.
 //   - History and HistoryOf draw valid histories with every shape of tool
 //     exchange: parallel batches, out-of-order and shared results, repeated
-//     results and incomplete live calls.
+//     results and incomplete live calls; some hold thousands of messages,
+//     ids whose byte and UTF-16 orders disagree, and timestamps out of
+//     order.
+//   - HistoryWithout draws the same histories without some Families: named
+//     shapes a runtime may be unable to represent (a tool message with two
+//     results, a parallel batch, a thinking block, ...). FamiliesOf says
+//     which families a history holds.
 //   - Snapshot and SnapshotOf draw valid snapshots; MutatedSnapshot draws a
 //     snapshot broken by one entry of the Mutations catalogue, with the
 //     validation codes it must produce.

@@ -336,17 +336,8 @@ func (r *recorder) Failed() bool      { return r.failed }
 // "no history holds a parallel batch" — and expects rapid to shrink the
 // counterexample to the one message that holds a batch.
 func TestShrinkingFindsSmallHistories(t *testing.T) {
-	if f := flag.Lookup("rapid.nofailfile"); f != nil {
-		old := f.Value.String()
-		if err := f.Value.Set("true"); err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = f.Value.Set(old) }()
-	}
 	var last []contract.Message
-	rec := &recorder{TB: t}
-	rapid.Check(rec, func(rt *rapid.T) {
-		h := gen.History("rt", "sess").Draw(rt, "history")
+	failed, log := checkFails(t, func(h []contract.Message) string {
 		last = h
 		for _, m := range h {
 			n := 0
@@ -356,14 +347,15 @@ func TestShrinkingFindsSmallHistories(t *testing.T) {
 				}
 			}
 			if n > 1 {
-				rt.Fatalf("message %s holds %d calls", m.ID, n)
+				return fmt.Sprintf("message %s holds %d calls", m.ID, n)
 			}
 		}
+		return ""
 	})
-	if !rec.failed {
+	if !failed {
 		t.Fatal("rapid found no history with a parallel batch")
 	}
-	if !strings.Contains(rec.log.String(), "rapid.seed") {
+	if !strings.Contains(log, "rapid.seed") {
 		t.Errorf("the failure report names no seed to reproduce it")
 	}
 	if len(last) != 1 {
@@ -373,6 +365,37 @@ func TestShrinkingFindsSmallHistories(t *testing.T) {
 	if len(m.Blocks) != 2 || m.Blocks[0].Type() != contract.BlockToolCall || m.Blocks[1].Type() != contract.BlockToolCall {
 		t.Errorf("minimal counterexample %s is not a bare batch of two calls", describe(last))
 	}
+}
+
+// checkFails runs a property over default histories that fails when bad
+// returns a reason, without failing the test or writing a fail file, and
+// returns whether it failed and what rapid reported. Unless -rapid.seed
+// names one, it starts from a fixed seed, so the test is deterministic.
+func checkFails(t *testing.T, bad func(h []contract.Message) string) (bool, string) {
+	t.Helper()
+	set := func(name, value string) {
+		f := flag.Lookup(name)
+		if f == nil {
+			return
+		}
+		old := f.Value.String()
+		if name == "rapid.seed" && old != "0" {
+			return
+		}
+		if err := f.Value.Set(value); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = f.Value.Set(old) })
+	}
+	set("rapid.nofailfile", "true")
+	set("rapid.seed", "20261201")
+	rec := &recorder{TB: t}
+	rapid.Check(rec, func(rt *rapid.T) {
+		if reason := bad(gen.History("rt", "sess").Draw(rt, "history")); reason != "" {
+			rt.Fatal(reason)
+		}
+	})
+	return rec.failed, rec.log.String()
 }
 
 func describe(h []contract.Message) string {

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"math"
+	"slices"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -13,16 +15,30 @@ type HistoryOptions struct {
 	// refers to.
 	RuntimeID string
 	SessionID string
-	// MinMessages and MaxMessages bound the number of messages (a
-	// MaxMessages of 0 means 24).
+	// MinMessages and MaxMessages bound the number of messages. A
+	// MaxMessages of 0 means History's sizes: up to 24 messages (at least
+	// MinMessages), except that about one history in sixteen is long,
+	// between 100 and 3,000 messages.
 	MinMessages int
 	MaxMessages int
 }
 
-// History returns a generator of valid canonical histories of up to 24
-// messages for the given runtime and session: ValidateHistorySnapshot
-// reports nothing for a snapshot holding one with the groups
-// BuildToolAtomicGroups derives. See HistoryOf.
+// The sizes of default-sized histories: most hold up to smallMax messages;
+// one in longOdds holds longMin to longMax, spread roughly evenly on a log
+// scale, and repeats a plan of up to longPlan steps.
+const (
+	smallMax = 24
+	longOdds = 16
+	longMin  = 100
+	longMax  = 3000
+	longPlan = 32
+)
+
+// History returns a generator of valid canonical histories for the given
+// runtime and session: ValidateHistorySnapshot reports nothing for a
+// snapshot holding one with the groups BuildToolAtomicGroups derives. Most
+// hold up to 24 messages; about one in sixteen holds 100 to 3,000. See
+// HistoryOf.
 func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 	return HistoryOf(HistoryOptions{RuntimeID: runtimeID, SessionID: sessionID})
 }
@@ -34,30 +50,74 @@ func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 // in any order and interleaved with other exchanges, tool messages holding
 // the results of two calls, repeated results for an answered call, and
 // calls left without a result (incomplete live calls) at the end or in the
-// middle. Message ids are "<session>:e<n><tag>" and tool call ids
-// "call-<n><tag>", where the digit-free tag draws from characters whose
-// byte and UTF-16 orders differ, so every id is unique.
+// middle. Unknown members appear in messages, provenance, flags and blocks.
 //
-// A history is built from a list of independent steps, each of which
-// yields one message; shrinking removes steps and simplifies them, and the
-// history stays valid throughout, so a failing property reports a short
-// history.
+// Message ids are "<session>:e<tag><n>" and tool call ids "call-<tag><n>",
+// where n counts messages (calls) and the digit-free tag starts with one of
+// "a", "é", U+E000 (a private-use character) and U+1F600 (outside the Basic
+// Multilingual Plane). Two ids often first differ in the tag, and U+E000
+// sorts before U+1F600 by bytes but after it in UTF-16 order, so byte order
+// and UTF-16 order often disagree on the order of a history's groups and of
+// the tool call ids inside a group. The counter keeps every id unique.
+//
+// In about one history in eight every message carries createdAt, ascending
+// with history order; in about one in eight every message carries it in no
+// particular order. Otherwise createdAt, like every optional member, is
+// present on some messages only.
+//
+// A history is built from a plan, a list of independent steps, each of
+// which yields one message; shrinking removes steps and simplifies them, and
+// the history stays valid throughout, so a failing property reports a short
+// history. A long history repeats a plan of up to 32 steps with fresh ids,
+// answering pending calls in a different order on each repetition, so it
+// costs little more to draw than a short one and shrinks quickly.
 func HistoryOf(opts HistoryOptions) *rapid.Generator[[]contract.Message] {
-	lo, hi := opts.MinMessages, opts.MaxMessages
-	if hi <= 0 {
-		hi = 24
+	return historyOf(opts, 0)
+}
+
+// historyOf is HistoryOf drawing none of the families in leave.
+func historyOf(opts HistoryOptions, leave familySet) *rapid.Generator[[]contract.Message] {
+	lo, hi := max(opts.MinMessages, 0), opts.MaxMessages
+	defaultSize := hi <= 0
+	if defaultSize {
+		hi = smallMax
 	}
-	if lo < 0 {
-		lo = 0
-	}
-	if lo > hi {
-		hi = lo
-	}
+	hi = max(hi, lo)
 	return rapid.Custom(func(t *rapid.T) []contract.Message {
-		steps := rapid.SliceOfN(step(), lo, hi).Draw(t, "steps")
-		return render(opts.RuntimeID, opts.SessionID, steps)
+		var plan []historyStep
+		n := 0
+		if defaultSize && !leave.has(FamilyLongHistory) && rapid.IntRange(0, longOdds-1).Draw(t, "long") == longOdds-1 {
+			n = logSize(t, max(lo, longMin), max(lo, longMax))
+			plan = rapid.SliceOfN(step(leave), 1, longPlan).Draw(t, "plan")
+		} else {
+			plan = rapid.SliceOfN(step(leave), lo, hi).Draw(t, "steps")
+			n = len(plan)
+		}
+		clock := clockMode(rapid.IntRange(0, 7).Draw(t, "clock"))
+		return render(opts.RuntimeID, opts.SessionID, plan, n, clock, leave)
 	})
 }
+
+// logSize draws a size in [lo, hi], spread roughly evenly on a log scale
+// (64 levels); smaller sizes are simpler for the shrinker.
+func logSize(t *rapid.T, lo, hi int) int {
+	level := 8*rapid.IntRange(0, 7).Draw(t, "sizeOctave") + rapid.IntRange(0, 7).Draw(t, "sizeStep")
+	n := int(math.Round(float64(lo) * math.Pow(float64(hi)/float64(lo), float64(level)/63)))
+	return min(max(n, lo), hi)
+}
+
+// clockMode says how createdAt is set across a history: values below
+// clockAscending leave it to each message's decoration.
+type clockMode int
+
+const (
+	clockAscending clockMode = 6 // every message, ascending
+	clockShuffled  clockMode = 7 // every message, in no particular order
+)
+
+// clockBase is the createdAt (ms since the Unix epoch) the clock starts at:
+// 2026-01-01T00:00:00Z.
+const clockBase = 1_767_225_600_000
 
 type stepKind int
 
@@ -83,45 +143,60 @@ type historyStep struct {
 	share    int                          // >0: also answer another pending call (answer)
 	again    bool                         // answer an already answered call (answer)
 	atomic   bool                         // set flags.atomic on a tool message
+	tick     int                          // ms to the next message, or the offset of a shuffled createdAt
 	decorate func(m *contract.Message, runtimeID string)
 }
 
-func step() *rapid.Generator[historyStep] {
+// step draws one step of a plan, none of whose shapes is a family in leave.
+func step(leave familySet) *rapid.Generator[historyStep] {
+	maxCalls := 3
+	if leave.has(FamilyParallelBatch) {
+		maxCalls = 1
+	}
+	callContent := rapid.OneOf(textBlock(), thinkingBlock())
+	if leave.has(FamilyThinking) {
+		callContent = textBlock()
+	}
 	return rapid.Custom(func(t *rapid.T) historyStep {
 		var s historyStep
 		switch rapid.IntRange(0, 2).Draw(t, "kind") {
 		case 0:
 			s.kind = say
 			s.role = rapid.SampledFrom(roles).Draw(t, "role")
-			s.content = rapid.SliceOfN(ContentBlock(), 0, 3).Draw(t, "content")
+			s.content = rapid.SliceOfN(contentBlock(leave), 0, 3).Draw(t, "content")
 		case 1:
 			s.kind = call
 			s.role = contract.RoleAssistant
-			s.calls = rapid.SliceOfN(callTemplate(), 1, 3).Draw(t, "calls")
-			s.content = rapid.SliceOfN(rapid.OneOf(textBlock(), thinkingBlock()), 0, 1).Draw(t, "content")
+			s.calls = rapid.SliceOfN(callTemplate(leave), 1, maxCalls).Draw(t, "calls")
+			s.content = rapid.SliceOfN(callContent, 0, 1).Draw(t, "content")
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		default:
 			s.kind = answer
 			s.role = contract.RoleTool
 			s.pick = rapid.IntRange(0, 3).Draw(t, "pick")
-			s.share = rapid.IntRange(0, 3).Draw(t, "share")
-			s.again = rapid.IntRange(0, 5).Draw(t, "again") == 0
-			s.results[0] = newResult(t, "", "")
-			if s.share > 0 {
-				s.results[1] = newResult(t, "", "")
+			if !leave.has(FamilyMultiResult) {
+				s.share = rapid.IntRange(0, 3).Draw(t, "share")
 			}
-			s.content = rapid.SliceOfN(textBlock(), 0, 1).Draw(t, "content")
+			s.again = !leave.has(FamilyRepeatedResult) && rapid.IntRange(0, 5).Draw(t, "again") == 0
+			s.results[0] = newResult(t, "", "", leave)
+			if s.share > 0 {
+				s.results[1] = newResult(t, "", "", leave)
+			}
+			if !leave.has(FamilyResultWithText) {
+				s.content = rapid.SliceOfN(textBlock(), 0, 1).Draw(t, "content")
+			}
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		}
-		s.entryTag = tag().Draw(t, "entryTag")
-		s.decorate = drawDecoration(t)
+		s.entryTag = idTag().Draw(t, "entryTag")
+		s.tick = rapid.IntRange(0, 3_600_000).Draw(t, "tick")
+		s.decorate = drawDecoration(t, leave)
 		return s
 	})
 }
 
-func callTemplate() *rapid.Generator[*contract.ToolCallBlock] {
+func callTemplate(leave familySet) *rapid.Generator[*contract.ToolCallBlock] {
 	return rapid.Custom(func(t *rapid.T) *contract.ToolCallBlock {
-		return newCall(t, tag().Draw(t, "callTag"))
+		return newCall(t, idTag().Draw(t, "callTag"), leave)
 	})
 }
 
@@ -137,14 +212,28 @@ func thinkingBlock() *rapid.Generator[contract.Block] {
 	})
 }
 
-type pendingCall struct{ id, name string }
+// pendingCall is a call waiting for its result, in message msg.
+type pendingCall struct {
+	id, name string
+	msg      int
+}
 
-// render turns a plan into messages without drawing anything.
-func render(runtimeID, sessionID string, steps []historyStep) []contract.Message {
-	out := make([]contract.Message, 0, len(steps))
+// render turns a plan into n messages without drawing anything. Message i
+// follows step i modulo the plan's length: a long history repeats its plan
+// with fresh ids, and each repetition pairs results with pending calls
+// differently. Without FamilyLiveCall, calls left without a result are
+// not written.
+func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockMode, leave familySet) []contract.Message {
+	out := make([]contract.Message, 0, n)
 	var pending, answered []pendingCall
 	calls := 0
-	for i, s := range steps {
+	at := float64(clockBase)
+	for i := range n {
+		s, round := plan[i%len(plan)], i/len(plan)
+		s.pick += round
+		if s.share > 0 {
+			s.share += round
+		}
 		var blocks []contract.Block
 		switch s.kind {
 		case say:
@@ -154,9 +243,9 @@ func render(runtimeID, sessionID string, steps []historyStep) []contract.Message
 			for _, tmpl := range s.calls {
 				calls++
 				c := *tmpl
-				c.ID = "call-" + strconv.Itoa(calls) + tmpl.ID
+				c.ID = "call-" + tmpl.ID + strconv.Itoa(calls)
 				blocks = append(blocks, &c)
-				pending = append(pending, pendingCall{c.ID, c.Name})
+				pending = append(pending, pendingCall{c.ID, c.Name, i})
 			}
 		case answer:
 			var targets []pendingCall
@@ -180,12 +269,33 @@ func render(runtimeID, sessionID string, steps []historyStep) []contract.Message
 			}
 			blocks = append(blocks, s.content...)
 		}
-		m := baseMessage(runtimeID, sessionID, "e"+strconv.Itoa(i+1)+s.entryTag, s.role, blocks)
+		m := baseMessage(runtimeID, sessionID, "e"+s.entryTag+strconv.Itoa(i+1), s.role, blocks)
 		s.decorate(&m, runtimeID)
+		switch clock {
+		case clockAscending:
+			at += float64(s.tick)
+			m.CreatedAt = new(at)
+		case clockShuffled:
+			m.CreatedAt = new(float64(clockBase + s.tick))
+		}
 		if s.atomic && isToolMessage(&m) {
 			m.Flags.Atomic = new(true)
 		}
 		out = append(out, m)
+	}
+	if leave.has(FamilyLiveCall) {
+		for _, c := range pending {
+			m := &out[c.msg]
+			m.Blocks = slices.DeleteFunc(m.Blocks, func(b contract.Block) bool {
+				call, ok := b.(*contract.ToolCallBlock)
+				return ok && call.ID == c.id
+			})
+		}
+	}
+	if n > len(plan) {
+		// Repetitions of a step share blocks and members; a deep copy
+		// makes every message independent of the others.
+		out = contract.CloneMessages(out)
 	}
 	return out
 }

@@ -29,7 +29,7 @@ func Message(runtimeID, sessionID string) *rapid.Generator[contract.Message] {
 // draws its optional members.
 func decorate(t *rapid.T, runtimeID, sessionID, entry string, role contract.Role, blocks []contract.Block) contract.Message {
 	m := baseMessage(runtimeID, sessionID, entry, role, blocks)
-	drawDecoration(t)(&m, runtimeID)
+	drawDecoration(t, 0)(&m, runtimeID)
 	return m
 }
 
@@ -55,14 +55,15 @@ func baseMessage(runtimeID, sessionID, entry string, role contract.Role, blocks 
 
 // drawDecoration draws a message's optional members and returns the
 // function that sets them on a message of the given runtime. Most messages
-// carry only the required members; the rest exercise every optional one.
-func drawDecoration(t *rapid.T) func(m *contract.Message, runtimeID string) {
+// carry only the required members; the rest exercise every optional one,
+// except the families in leave.
+func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runtimeID string) {
 	if rapid.IntRange(0, 3).Draw(t, "decorated") != 0 {
 		return func(*contract.Message, string) {}
 	}
 	// A pi-session message needs no runtime id, and any runtime id it
 	// carries is not checked: 0 none, 1 the snapshot's, 2 another, 3 "".
-	pi := rapid.IntRange(0, 3).Draw(t, "piSession") == 0
+	pi := !leave.has(FamilyPiSession) && rapid.IntRange(0, 3).Draw(t, "piSession") == 0
 	piRuntime := 0
 	if pi {
 		piRuntime = rapid.IntRange(0, 3).Draw(t, "piRuntimeId")
@@ -72,16 +73,16 @@ func drawDecoration(t *rapid.T) func(m *contract.Message, runtimeID string) {
 	model := optString(text()).Draw(t, "model")
 	tokens := rapid.Ptr(number(), true).Draw(t, "tokenEstimate")
 	originalRole := optString(rapid.SampledFrom([]string{"user", "assistant", "toolResult", "bashExecution"})).Draw(t, "originalRole")
-	provExtra := extraFields(t)
+	provExtra := extraFields(t, leave)
 	flag := rapid.Ptr(rapid.Bool(), true)
 	flags := contract.Flags{
 		Pinned:    flag.Draw(t, "pinned"),
 		Atomic:    flag.Draw(t, "atomic"),
 		LocalOnly: flag.Draw(t, "localOnly"),
 		Synthetic: flag.Draw(t, "synthetic"),
-		Extra:     extraFields(t),
+		Extra:     extraFields(t, leave),
 	}
-	extra := extraFields(t)
+	extra := extraFields(t, leave)
 	return func(m *contract.Message, runtimeID string) {
 		if pi {
 			m.Provenance.Source = contract.SourcePiSession

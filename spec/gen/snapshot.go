@@ -9,15 +9,15 @@ import (
 
 // SnapshotOptions bounds the snapshots SnapshotOf generates.
 type SnapshotOptions struct {
-	// MinMessages and MaxMessages bound the number of messages (a
-	// MaxMessages of 0 means 24).
+	// MinMessages and MaxMessages bound the number of messages as in
+	// HistoryOptions (a MaxMessages of 0 means History's sizes).
 	MinMessages int
 	MaxMessages int
 }
 
-// Snapshot returns a generator of valid history snapshots of up to 24
-// messages: the current schema version, non-blank identity and project
-// root, a History for that identity, and the groups BuildToolAtomicGroups
+// Snapshot returns a generator of valid history snapshots: the current
+// schema version, non-blank identity and project root, a History for that
+// identity (so about one snapshot in sixteen holds 100 to 3,000 messages), and the groups BuildToolAtomicGroups
 // derives from it, so ValidateHistorySnapshot reports nothing.
 func Snapshot() *rapid.Generator[contract.HistorySnapshot] {
 	return SnapshotOf(SnapshotOptions{})

@@ -1,0 +1,232 @@
+package gen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ds4context/adapterkit/contract"
+	"pgregory.net/rapid"
+)
+
+// Family names a shape of canonical history that some runtimes cannot
+// represent natively. History draws every family; HistoryWithout draws
+// none of the families it is told to leave out; FamiliesOf reports the
+// families a history holds. Names are stable kebab-case words, fit for a
+// command-line flag and a report.
+type Family string
+
+// The history families, in the order Families lists them.
+const (
+	// FamilyParallelBatch: a message holding two or more tool calls.
+	FamilyParallelBatch Family = "parallel-batch"
+	// FamilyMultiResult: a message holding two or more tool results.
+	FamilyMultiResult Family = "multi-result"
+	// FamilyRepeatedResult: a tool call id with more than one result.
+	FamilyRepeatedResult Family = "repeated-result"
+	// FamilyLiveCall: a tool call without any result (an incomplete live
+	// call), at the end of the history or in its middle.
+	FamilyLiveCall Family = "live-call"
+	// FamilyResultWithText: a message holding a tool result beside a block
+	// that is neither a tool call nor a tool result (generated ones are
+	// text).
+	FamilyResultWithText Family = "result-with-text"
+	// FamilyPiSession: a message whose provenance source is "pi-session".
+	FamilyPiSession Family = "pi-session"
+	// FamilyUnknownMembers: a member the contract does not define (Extra)
+	// in a message, its provenance, its flags or one of its blocks.
+	FamilyUnknownMembers Family = "unknown-members"
+	// FamilyThinking: a thinking block.
+	FamilyThinking Family = "thinking"
+	// FamilyImage: an image block.
+	FamilyImage Family = "image"
+	// FamilyFileReference: a fileReference block.
+	FamilyFileReference Family = "file-reference"
+	// FamilyArtifactReference: an artifactReference block.
+	FamilyArtifactReference Family = "artifact-reference"
+	// FamilySummaryReference: a summaryReference block.
+	FamilySummaryReference Family = "summary-reference"
+	// FamilyOpaqueProvider: an opaqueProvider block.
+	FamilyOpaqueProvider Family = "opaque-provider"
+	// FamilyLongHistory: a history of at least 100 messages.
+	FamilyLongHistory Family = "long-history"
+)
+
+// families lists every family; its order is the order of Families and the
+// bit order of a familySet.
+var families = []Family{
+	FamilyParallelBatch, FamilyMultiResult, FamilyRepeatedResult, FamilyLiveCall, FamilyResultWithText,
+	FamilyPiSession, FamilyUnknownMembers,
+	FamilyThinking, FamilyImage, FamilyFileReference, FamilyArtifactReference, FamilySummaryReference, FamilyOpaqueProvider,
+	FamilyLongHistory,
+}
+
+// longHistory is the number of messages from which a history belongs to
+// FamilyLongHistory.
+const longHistory = 100
+
+// Families returns every family, always in the same order.
+func Families() []Family { return append([]Family(nil), families...) }
+
+// ParseFamily returns the family named s, or an error naming the known
+// families.
+func ParseFamily(s string) (Family, error) {
+	for _, f := range families {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	names := make([]string, len(families))
+	for i, f := range families {
+		names[i] = string(f)
+	}
+	return "", fmt.Errorf("gen: unknown history family %q (known: %s)", s, strings.Join(names, ", "))
+}
+
+// familySet is a set of families, one bit per entry of families.
+type familySet uint32
+
+func (s familySet) has(f Family) bool {
+	for i, g := range families {
+		if g == f {
+			return s&(1<<i) != 0
+		}
+	}
+	return false
+}
+
+func (s *familySet) add(f Family) bool {
+	for i, g := range families {
+		if g == f {
+			*s |= 1 << i
+			return true
+		}
+	}
+	return false
+}
+
+// HistoryWithout returns a generator of valid canonical histories like
+// History's that never hold any of the families in leave: the generator
+// never draws those shapes, so every draw is accepted and shrinking works
+// as for History. A history without FamilyLiveCall answers every call;
+// one without FamilyLongHistory holds at most 24 messages. With no family
+// left out it is History. It panics when leave holds a value that is not
+// one of Families (use ParseFamily for names from outside the program).
+func HistoryWithout(runtimeID, sessionID string, leave ...Family) *rapid.Generator[[]contract.Message] {
+	var set familySet
+	for _, f := range leave {
+		if !set.add(f) {
+			panic(fmt.Sprintf("gen: HistoryWithout: unknown history family %q", string(f)))
+		}
+	}
+	return historyOf(HistoryOptions{RuntimeID: runtimeID, SessionID: sessionID}, set)
+}
+
+// FamiliesOf returns the families msgs holds, in the order of Families. It
+// looks at shapes only, not at whether the history is valid.
+func FamiliesOf(msgs []contract.Message) []Family {
+	var set familySet
+	calls := map[string]bool{}
+	results := map[string]int{}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Provenance.Source == contract.SourcePiSession {
+			set.add(FamilyPiSession)
+		}
+		if len(m.Extra)+len(m.Provenance.Extra)+len(m.Flags.Extra) > 0 {
+			set.add(FamilyUnknownMembers)
+		}
+		nCalls, nResults, other := 0, 0, 0
+		for _, b := range m.Blocks {
+			if b == nil {
+				continue
+			}
+			if len(blockExtra(b)) > 0 {
+				set.add(FamilyUnknownMembers)
+			}
+			switch b := b.(type) {
+			case *contract.ToolCallBlock:
+				nCalls++
+				calls[b.ID] = true
+			case *contract.ToolResultBlock:
+				nResults++
+				results[b.ToolCallID]++
+			case *contract.ThinkingBlock:
+				other++
+				set.add(FamilyThinking)
+			case *contract.ImageBlock:
+				other++
+				set.add(FamilyImage)
+			case *contract.FileReferenceBlock:
+				other++
+				set.add(FamilyFileReference)
+			case *contract.ArtifactReferenceBlock:
+				other++
+				set.add(FamilyArtifactReference)
+			case *contract.SummaryReferenceBlock:
+				other++
+				set.add(FamilySummaryReference)
+			case *contract.OpaqueProviderBlock:
+				other++
+				set.add(FamilyOpaqueProvider)
+			default:
+				other++
+			}
+		}
+		if nCalls > 1 {
+			set.add(FamilyParallelBatch)
+		}
+		if nResults > 1 {
+			set.add(FamilyMultiResult)
+		}
+		if nResults > 0 && other > 0 {
+			set.add(FamilyResultWithText)
+		}
+	}
+	for id := range calls {
+		if results[id] == 0 {
+			set.add(FamilyLiveCall)
+			break
+		}
+	}
+	for _, n := range results {
+		if n > 1 {
+			set.add(FamilyRepeatedResult)
+			break
+		}
+	}
+	if len(msgs) >= longHistory {
+		set.add(FamilyLongHistory)
+	}
+	var out []Family
+	for i, f := range families {
+		if set&(1<<i) != 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// blockExtra returns a block's unknown members.
+func blockExtra(b contract.Block) []contract.Field {
+	switch b := b.(type) {
+	case *contract.TextBlock:
+		return b.Extra
+	case *contract.ThinkingBlock:
+		return b.Extra
+	case *contract.ToolCallBlock:
+		return b.Extra
+	case *contract.ToolResultBlock:
+		return b.Extra
+	case *contract.ImageBlock:
+		return b.Extra
+	case *contract.FileReferenceBlock:
+		return b.Extra
+	case *contract.ArtifactReferenceBlock:
+		return b.Extra
+	case *contract.SummaryReferenceBlock:
+		return b.Extra
+	case *contract.OpaqueProviderBlock:
+		return b.Extra
+	}
+	return nil
+}
