@@ -15,6 +15,7 @@ import (
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 // Exit statuses.
@@ -52,7 +53,7 @@ type flags struct {
 	timeout                   time.Duration
 	histories                 int
 	extended                  bool
-	checks, require           repeated
+	checks, require, leaveOut repeated
 }
 
 // Run is Main without the process: it parses args (the conform command's
@@ -73,6 +74,7 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	fs.IntVar(&f.histories, "histories", conformance.DefaultHistories, "generated canonical histories the projection check hands the adapter (0 skips it)")
 	fs.Var(&f.checks, "check", "run only the check with this `id` (repeatable, or comma-separated)")
 	fs.Var(&f.require, "require", "make the checks of this `capability` fail rather than skip when the adapter does not declare it (repeatable)")
+	fs.Var(&f.leaveOut, "leave-out", "draw no generated history of this shape `family` (repeatable): "+familyNames())
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: conform [flags] [--exec \"CMD ARGS\" | -- CMD ARGS...]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -100,6 +102,16 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	}
 	opts := []conformance.Option{conformance.WithCallTimeout(f.timeout), conformance.WithHistories(f.histories),
 		conformance.WithRequiredCapabilities(f.require...)}
+	if len(f.leaveOut) > 0 {
+		fams := make([]gen.Family, len(f.leaveOut))
+		for i, name := range f.leaveOut {
+			if fams[i], err = gen.ParseFamily(name); err != nil {
+				fmt.Fprintln(stderr, "conform: --leave-out:", err)
+				return exitBroken
+			}
+		}
+		opts = append(opts, conformance.WithoutFamilies(fams...))
+	}
 	only := []string(f.checks)
 	if !f.extended && len(only) == 0 {
 		for _, c := range conformance.Checks() {
@@ -138,6 +150,15 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		}
 	}
 	return code
+}
+
+// familyNames lists the history families --leave-out takes.
+func familyNames() string {
+	var names []string
+	for _, f := range gen.Families() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
 }
 
 // pickFactory returns the factory the flags and arguments name, and how

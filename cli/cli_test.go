@@ -17,6 +17,7 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 // mutantEnv makes the test binary serve the reference adapter wrapped by
@@ -230,5 +231,20 @@ func TestSplitCommand(t *testing.T) {
 		if _, err := splitCommand(bad); err == nil {
 			t.Errorf("splitCommand(%q) accepted", bad)
 		}
+	}
+}
+
+func TestConformLeavesOutFamilies(t *testing.T) {
+	reportFile := filepath.Join(t.TempDir(), "report.json")
+	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckProjection,
+		"--leave-out", "multi-result,image", "--leave-out", "long-history", "--report", reportFile)
+	if code != exitPass || !strings.Contains(out, "generated histories leave out: multi-result, image, long-history") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if rep := readReport(t, reportFile); !slices.Equal(rep.LeftOut, []gen.Family{gen.FamilyMultiResult, gen.FamilyImage, gen.FamilyLongHistory}) {
+		t.Fatalf("report leaves out %q", rep.LeftOut)
+	}
+	if code, _, errOut := runIt(t, reference.NewConformanceFactory(), "--leave-out", "telepathy"); code != exitBroken || !strings.Contains(errOut, "telepathy") {
+		t.Fatalf("unknown family: exit %d, %q", code, errOut)
 	}
 }

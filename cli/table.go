@@ -42,6 +42,13 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		}
 	}
 	fmt.Fprintln(w)
+	if len(rep.LeftOut) > 0 {
+		names := make([]string, len(rep.LeftOut))
+		for i, f := range rep.LeftOut {
+			names[i] = string(f)
+		}
+		fmt.Fprintf(w, "generated histories leave out: %s\n", strings.Join(names, ", "))
+	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}

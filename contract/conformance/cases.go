@@ -173,18 +173,11 @@ func describeGroups(gs []contract.ToolAtomicGroup) string {
 	return strings.Join(parts, ", ")
 }
 
-// equalGroups reports whether two group lists are equal (nil and empty
-// member lists are equal).
-func equalGroups(a, b []contract.ToolAtomicGroup) bool {
-	return slices.EqualFunc(a, b, func(x, y contract.ToolAtomicGroup) bool {
-		return x.ID == y.ID && x.Complete == y.Complete && slices.Equal(x.MessageIDs, y.MessageIDs) && slices.Equal(x.ToolCallIDs, y.ToolCallIDs)
-	})
-}
-
-// checkSnapshot checks that snap is a valid projection of the given
-// canonical history: runtime and session ids, project root, message ids in
-// order, an empty validation and exactly the groups BuildToolAtomicGroups
-// derives. It returns a *brokenRule, or nil.
+// checkSnapshot checks that snap is a faithful projection of the given
+// canonical history: runtime and session ids, project root, the messages
+// member by member in order, an empty validation and exactly the groups
+// BuildToolAtomicGroups derives, compared as a set. It returns a
+// *brokenRule, or nil.
 func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root string, messages []contract.Message) error {
 	if snap.RuntimeID != runtimeID {
 		return broken("the snapshot's runtimeId must be the runtime id the factory was given (the fixture's)", q(runtimeID), q(snap.RuntimeID))
@@ -195,15 +188,16 @@ func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root st
 	if snap.ProjectRoot != root {
 		return broken("the snapshot's projectRoot must be the trusted project root", q(root), q(snap.ProjectRoot))
 	}
-	want, got := messageIDs(messages), messageIDs(snap.Messages)
-	if !slices.Equal(want, got) {
-		return broken("the snapshot must hold the canonical messages, all of them, in history order", "message ids "+qs(want), "message ids "+qs(got))
+	if d := diffMessages(messages, snap.Messages); d != "" {
+		return broken("the snapshot holds the canonical messages — all of them, in history order, every member as the runtime holds it, unknown members included",
+			"the canonical messages", d)
 	}
 	if is := contract.ValidateHistorySnapshot(snap); len(is) > 0 {
 		return broken("the snapshot must validate (ValidateHistorySnapshot returns no issue)", "no issue", "issues "+qs(issueCodes(is)))
 	}
-	if wantG := contract.BuildToolAtomicGroups(messages); !equalGroups(wantG, snap.ToolAtomicGroups) {
-		return broken("the snapshot's tool atomic groups must be exactly BuildToolAtomicGroups of its messages", describeGroups(wantG), describeGroups(snap.ToolAtomicGroups))
+	if d := diffGroups(contract.BuildToolAtomicGroups(messages), snap.ToolAtomicGroups); d != "" {
+		return broken("the snapshot's tool atomic groups are exactly BuildToolAtomicGroups of its messages (a set keyed by group id; the order inside a group is fixed)",
+			"the derived groups", d)
 	}
 	return nil
 }
@@ -249,10 +243,12 @@ func checkRebuild(ctx context.Context, s *Session) error {
 		return broken("rebuilding must keep the session", q(base.SessionID), q(r.SessionID))
 	case r.ProjectRoot != base.ProjectRoot:
 		return broken("rebuilding must keep the trusted project root", q(base.ProjectRoot), q(r.ProjectRoot))
-	case !slices.Equal(messageIDs(r.Messages), messageIDs(base.Messages)):
-		return broken("rebuilding must reproduce the canonical messages in order", "message ids "+qs(messageIDs(base.Messages)), "message ids "+qs(messageIDs(r.Messages)))
-	case !equalGroups(r.ToolAtomicGroups, base.ToolAtomicGroups):
-		return broken("rebuilding must reproduce the tool atomic groups", describeGroups(base.ToolAtomicGroups), describeGroups(r.ToolAtomicGroups))
+	}
+	if d := diffMessages(base.Messages, r.Messages); d != "" {
+		return broken("rebuilding must reproduce the canonical messages, every member of them, in order", "the snapshot's messages", d)
+	}
+	if d := diffGroups(base.ToolAtomicGroups, r.ToolAtomicGroups); d != "" {
+		return broken("rebuilding must reproduce the tool atomic groups", "the snapshot's groups", d)
 	}
 	return nil
 }

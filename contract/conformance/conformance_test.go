@@ -12,6 +12,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/examples/memadapter"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 var ctx = context.Background()
@@ -452,26 +453,46 @@ func TestRefusingTheFixtureFailsNeverSkips(t *testing.T) {
 
 func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
 	fixtureIDs := conformance.NewFixture().MessageIDs()
+	generated := func(fx conformance.Fixture) bool { return !slices.Equal(fx.MessageIDs(), fixtureIDs) }
+	holds := func(fx conformance.Fixture, f gen.Family) bool { return slices.Contains(gen.FamiliesOf(fx.Messages), f) }
 	c, _ := conformance.CheckByID(conformance.CheckProjection)
-	odd := 0
-	some := refusing(func(fx conformance.Fixture) bool {
-		if slices.Equal(fx.MessageIDs(), fixtureIDs) {
-			return false
+	images := refusing(func(fx conformance.Fixture) bool { return generated(fx) && holds(fx, gen.FamilyImage) })
+	r := c.Run(ctx, images, conformance.WithHistories(40))
+	n := r.Refusals["image blocks"]
+	if r.Status != conformance.StatusPass || n == 0 || 2*n > 40 ||
+		r.Note != fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d image blocks", 40-n, n, n) {
+		t.Fatalf("histories with images refused: %s %q %v %v", r.Status, r.Note, r.Refusals, r.Failure)
+	}
+	// Leaving the family out draws none to refuse, and the report says so.
+	rep := conformance.RunChecks(ctx, images, conformance.WithChecks(conformance.CheckProjection), conformance.WithoutFamilies(gen.FamilyImage))
+	if !rep.Passed || rep.Checks[0].Refusals != nil || !slices.Equal(rep.LeftOut, []gen.Family{gen.FamilyImage}) ||
+		!strings.HasSuffix(rep.Checks[0].Note, "; families left out: image") {
+		t.Fatalf("image left out: %+v", rep)
+	}
+	anyFamily := refusing(func(fx conformance.Fixture) bool { return generated(fx) && len(gen.FamiliesOf(fx.Messages)) > 0 })
+	r = c.Run(ctx, anyFamily, conformance.WithHistories(40))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "too few generated histories") {
+		t.Fatalf("every history with a family refused: %s %+v %v", r.Status, r.Failure, r.Refusals)
+	}
+	plain := refusing(func(fx conformance.Fixture) bool { return generated(fx) && len(gen.FamiliesOf(fx.Messages)) == 0 })
+	r = c.Run(ctx, plain, conformance.WithHistories(40))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "shapes the contract requires") {
+		t.Fatalf("a history of required shapes refused: %s %+v", r.Status, r.Failure)
+	}
+	var refusedHistory []contract.Message
+	for seed := range 100 {
+		if ms := gen.History(conformance.FixtureRuntimeID, conformance.FixtureSessionID).Example(seed); holds(conformance.Fixture{Messages: ms}, gen.FamilyImage) {
+			refusedHistory = ms
+			break
 		}
-		odd++
-		return odd%3 == 0 // a third of the generated histories
-	})
-	r := c.Run(ctx, some, conformance.WithHistories(12))
-	if r.Status != conformance.StatusPass || r.Refusals["image blocks"] != 4 || r.Note != "12 generated histories: 8 projected faithfully, 4 refused: 4 image blocks" {
-		t.Fatalf("a third refused: %s %q %v %v", r.Status, r.Note, r.Refusals, r.Failure)
 	}
-	all := refusing(func(fx conformance.Fixture) bool { return !slices.Equal(fx.MessageIDs(), fixtureIDs) })
-	r = c.Run(ctx, all, conformance.WithHistories(12))
-	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "too few generated histories") || r.Refusals["image blocks"] != 12 {
-		t.Fatalf("all refused: %s %+v %v", r.Status, r.Failure, r.Refusals)
-	}
-	if err := conformance.CheckHistory(ctx, all, conformance.NewFixture().Messages[:1]); !errors.Is(err, conformance.ErrUnrepresentable) ||
+	if err := conformance.CheckHistory(ctx, images, refusedHistory); !errors.Is(err, conformance.ErrUnrepresentable) ||
 		!strings.HasSuffix(err.Error(), ": image blocks") {
 		t.Fatalf("CheckHistory of a refused history = %v", err)
+	}
+	var f *conformance.Failure
+	if err := conformance.CheckHistory(ctx, refusing(generated), conformance.NewFixture().Messages[:1]); !errors.As(err, &f) ||
+		!strings.Contains(f.Rule, "shapes the contract requires") {
+		t.Fatalf("CheckHistory of a refused plain history = %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -36,6 +37,7 @@ type options struct {
 	required         []contract.CapabilityID
 	only             []string
 	tb               testing.TB
+	leftOut          []gen.Family
 }
 
 func newOptions(opts []Option) *options {
@@ -63,6 +65,21 @@ func WithHistories(n int) Option { return func(o *options) { o.histories = n } }
 // histories from (gen.History by default), for a runtime that can hold
 // only some histories; every history drawn must still be valid.
 func WithHistoryGenerator(g HistoryGenerator) Option { return func(o *options) { o.generator = g } }
+
+// WithoutFamilies makes the projection check draw its histories from
+// gen.HistoryWithout, leaving out the given families of shapes, for a
+// runtime that cannot represent them; the run report lists them. It panics
+// on a value that is not one of gen.Families (use gen.ParseFamily on
+// user input).
+func WithoutFamilies(fams ...gen.Family) Option {
+	return func(o *options) {
+		o.leftOut = append(o.leftOut, fams...)
+		leave := slices.Clone(o.leftOut)
+		o.generator = func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
+			return gen.HistoryWithout(runtimeID, sessionID, leave...)
+		}
+	}
+}
 
 // WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
 // check accepts (DefaultDiagnosticsLimit by default).

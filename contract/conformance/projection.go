@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 // checkProjection hands the factory generated canonical histories (seeds
@@ -22,6 +24,9 @@ func checkProjection(ctx context.Context, e *env) error {
 		fx.Messages = e.opts.generator(fx.RuntimeID, fx.SessionID).Example(seed)
 		err := projectOne(ctx, e, fx)
 		if reason, ok := refusalReason(err); ok {
+			if err := mayRefuse(fx.Messages, reason); err != nil {
+				return withNote(err, fmt.Sprintf("generated history seed %d, %s", seed, historyShape(fx.Messages)))
+			}
 			e.refused[reason]++
 			continue
 		}
@@ -40,11 +45,30 @@ func (e *env) refusalVerdict(n int) error {
 	if refused > 0 {
 		e.note += fmt.Sprintf(", %d refused: %s", refused, e.refused)
 	}
+	if len(e.opts.leftOut) > 0 {
+		names := make([]string, len(e.opts.leftOut))
+		for i, f := range e.opts.leftOut {
+			names[i] = string(f)
+		}
+		e.note += "; families left out: " + strings.Join(names, ", ")
+	}
 	if 2*refused > n {
 		return broken("the runtime holds too few generated histories to check projection: a factory may refuse at most half of them as unrepresentable",
 			fmt.Sprintf("at most %d of %d generated histories refused", n/2, n), e.note)
 	}
 	return nil
+}
+
+// mayRefuse returns nil when a runtime may refuse the history, and a
+// broken rule when the history holds none of the families of shapes a
+// runtime may be unable to represent (gen.Families): every runtime must
+// hold histories made only of the shapes the contract requires.
+func mayRefuse(msgs []contract.Message, reason string) error {
+	if len(gen.FamiliesOf(msgs)) > 0 {
+		return nil
+	}
+	return broken("every runtime holds histories made only of the shapes the contract requires (text messages of every role, tool exchanges of one call and one result); a factory may refuse only a history holding a family of gen.Families",
+		"an instance holding the history", "refused as unrepresentable: "+q(reason))
 }
 
 // projectOne creates an instance holding fx and checks its snapshot. A
@@ -100,6 +124,9 @@ func CheckHistory(ctx context.Context, factory Factory, messages []contract.Mess
 	c.run = func(ctx context.Context, e *env) error {
 		err := projectOne(ctx, e, fx)
 		if reason, ok := refusalReason(err); ok {
+			if err := mayRefuse(messages, reason); err != nil {
+				return withNote(err, "history "+historyShape(messages))
+			}
 			refused = reason
 			return nil
 		}

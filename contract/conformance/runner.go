@@ -9,6 +9,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/localkv"
+	"github.com/ds4context/adapterkit/spec/gen"
 )
 
 // env is what a check's function runs in: the factory, the options, and
@@ -134,6 +135,9 @@ type RunReport struct {
 	// Instances counts the adapter instances the factory created. A run
 	// in which it created none says nothing about the adapter.
 	Instances int `json:"instances"`
+	// LeftOut lists the families of history shapes the projection check
+	// did not draw (WithoutFamilies).
+	LeftOut []gen.Family `json:"leftOut,omitempty"`
 	// Duration is how long the run took.
 	Duration time.Duration `json:"-"`
 }
@@ -160,7 +164,7 @@ func (r RunReport) Counts() (passed, failed, skipped int) {
 func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	t0 := time.Now()
 	o := newOptions(opts)
-	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(factory.Name())}
+	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(factory.Name()), LeftOut: o.leftOut}
 	checks := Checks()
 	if len(o.only) > 0 {
 		for _, id := range o.only {

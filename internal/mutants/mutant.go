@@ -119,7 +119,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, localKVCatalogue, refusalCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
