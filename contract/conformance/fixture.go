@@ -71,3 +71,12 @@ func (f Fixture) MessageIDs() []string {
 	}
 	return ids
 }
+
+// clone returns a deep copy of f.
+func (f Fixture) clone() Fixture {
+	f.Messages = contract.CloneMessages(f.Messages)
+	if m := contract.CloneModel(&f.Model); m != nil {
+		f.Model = *m
+	}
+	return f
+}

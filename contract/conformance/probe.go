@@ -59,34 +59,43 @@ func (hostilePayload) MarshalJSON() ([]byte, error) { return nil, ErrHostilePayl
 
 // ContainsProbe reports whether data holds either probe: verbatim, or inside
 // any JSON string or member name once decoded (so escaped forms are found).
-func ContainsProbe(data []byte) bool {
-	if hasProbe(string(data)) {
+func ContainsProbe(data []byte) bool { return ContainsAny(data, ProbePrivateValue, ProbeCredential) }
+
+// ContainsAny reports whether data holds any of the non-empty probes:
+// verbatim, or, when data is JSON, inside any string or member name once
+// decoded (so escaped forms are found).
+func ContainsAny(data []byte, probes ...string) bool {
+	has := func(s string) bool {
+		for _, p := range probes {
+			if p != "" && strings.Contains(s, p) {
+				return true
+			}
+		}
+		return false
+	}
+	if has(string(data)) {
 		return true
 	}
 	var v any
 	if json.Unmarshal(data, &v) != nil {
 		return false
 	}
-	return valueHasProbe(v)
+	return valueHas(v, has)
 }
 
-func hasProbe(s string) bool {
-	return strings.Contains(s, ProbePrivateValue) || strings.Contains(s, ProbeCredential)
-}
-
-func valueHasProbe(v any) bool {
+func valueHas(v any, has func(string) bool) bool {
 	switch v := v.(type) {
 	case string:
-		return hasProbe(v)
+		return has(v)
 	case []any:
 		for _, e := range v {
-			if valueHasProbe(e) {
+			if valueHas(e, has) {
 				return true
 			}
 		}
 	case map[string]any:
 		for k, e := range v {
-			if hasProbe(k) || valueHasProbe(e) {
+			if has(k) || valueHas(e, has) {
 				return true
 			}
 		}

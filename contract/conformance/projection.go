@@ -141,3 +141,19 @@ func CheckHistory(ctx context.Context, factory Factory, messages []contract.Mess
 	}
 	return nil
 }
+
+// CompareSnapshot returns nil when snap is the faithful projection of the
+// canonical history messages — the messages member by member in order, no
+// validation issue, exactly the derived tool atomic groups (as a set) —
+// and otherwise a *Failure (check "projection") explaining the first
+// difference as metadata only. It does not compare the snapshot's runtime,
+// session or root with anything. The spec package's HoldHistory matcher
+// is built on it.
+func CompareSnapshot(snap contract.HistorySnapshot, messages []contract.Message) error {
+	err := checkSnapshot(&snap, snap.RuntimeID, snap.SessionID, snap.ProjectRoot, messages)
+	if err == nil {
+		return nil
+	}
+	_, f, _ := result(CheckProjection, err)
+	return f
+}

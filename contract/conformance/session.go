@@ -47,6 +47,10 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	transport := NewRecordingTransport()
 	setup.Transport = transport
 	setup.TB = o.tb
+	// The factory gets a copy: an adapter that edits the history it was
+	// given must not edit what the checks compare its snapshots with.
+	fixture := setup.Fixture
+	setup.Fixture = fixture.clone()
 	var inst Instance
 	err = guard(func() error {
 		cctx, cancel := boundedContext(ctx, o.callTimeout)
@@ -71,15 +75,15 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	if inst.Adapter == nil {
 		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.callTimeout))
 	}
-	return &Session{fixture: setup.Fixture, transport: transport, instance: inst,
+	return &Session{fixture: fixture, transport: transport, instance: inst,
 		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.callTimeout}}, nil
 }
 
 // Adapter returns the adapter under test; every call is bounded.
 func (s *Session) Adapter() contract.Adapter { return s.adapter }
 
-// Fixture returns the fixture the instance was created from.
-func (s *Session) Fixture() Fixture { return s.fixture }
+// Fixture returns a copy of the fixture the instance was created from.
+func (s *Session) Fixture() Fixture { return s.fixture.clone() }
 
 // Transport returns the transport injected into the adapter.
 func (s *Session) Transport() *RecordingTransport { return s.transport }

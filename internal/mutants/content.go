@@ -71,6 +71,22 @@ var contentCatalogue = []Mutant{
 		},
 	},
 	{
+		Name: "edits-the-history-it-was-given", Breaks: "a snapshot holds the canonical history as the runtime was given it",
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		wrap:  plain,
+		before: func(setup *conformance.Setup) error {
+			for _, m := range setup.Fixture.Messages {
+				for i, b := range m.Blocks {
+					if t, ok := b.(*contract.TextBlock); ok {
+						t.Text = ""
+						m.Blocks[i] = t
+					}
+				}
+			}
+			return nil
+		},
+	},
+	{
 		// Allowed: the contract does not fix the order of groups across
 		// implementations, so a snapshot with its groups reversed passes.
 		Name: "reverses-group-order", Breaks: "nothing: groups are compared as a set",

@@ -33,9 +33,9 @@ type Mutant struct {
 	// port, when set, replaces the local KV port a setup carries before
 	// the base factory sees it (see localkv.go).
 	port func(suite localkv.RuntimePort, env *env) localkv.RuntimePort
-	// refuse, when set, decides before the base factory whether the
-	// mutant's runtime refuses to hold the setup's history (see refuse.go).
-	refuse func(fixture conformance.Fixture) error
+	// before, when set, runs before the base factory sees the setup: it may
+	// refuse the setup's history (see refuse.go) or change it.
+	before func(setup *conformance.Setup) error
 	// instance, when set, changes the instance the base factory created
 	// (after wrap).
 	instance func(inst *conformance.Instance) error
@@ -86,8 +86,8 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 				setup.LocalKVPort = m.port(setup.LocalKVPort, e)
 			}
 		}
-		if m.refuse != nil {
-			if err := m.refuse(setup.Fixture); err != nil {
+		if m.before != nil {
+			if err := m.before(&setup); err != nil {
 				return conformance.Instance{}, err
 			}
 		}

@@ -15,8 +15,8 @@ var refusalCatalogue = []Mutant{
 		Name: "refuses-every-generated-history", Breaks: "a runtime holds most generated histories: it may refuse at most half",
 		Fails: all(conformance.CheckProjection),
 		wrap:  plain,
-		refuse: func(fx conformance.Fixture) error {
-			if slices.Equal(fx.MessageIDs(), conformance.NewFixture().MessageIDs()) {
+		before: func(setup *conformance.Setup) error {
+			if slices.Equal(setup.Fixture.MessageIDs(), conformance.NewFixture().MessageIDs()) {
 				return nil
 			}
 			return conformance.Unrepresentable("this runtime holds only the conformance fixture")
@@ -28,10 +28,10 @@ var refusalCatalogue = []Mutant{
 		// the refusals instead of failing.
 		Name: "refuses-multi-result-tool-messages", Breaks: "nothing: refusing one shape of generated history is allowed",
 		wrap: plain,
-		refuse: func(fx conformance.Fixture) error {
-			for i := range fx.Messages {
+		before: func(setup *conformance.Setup) error {
+			for _, m := range setup.Fixture.Messages {
 				results := 0
-				for _, b := range fx.Messages[i].Blocks {
+				for _, b := range m.Blocks {
 					if b.Type() == contract.BlockToolResult {
 						results++
 					}
