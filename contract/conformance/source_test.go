@@ -130,3 +130,21 @@ func TestCancellationRejectsAnInventedSnapshot(t *testing.T) {
 		t.Fatalf("result %s %v, want a failure", r.Status, r.Failure)
 	}
 }
+
+// BenchmarkNewChecksReference measures each source, aliasing and
+// cancellation check on the reference adapter, instances and cleanup
+// included; each should stay well under 100 ms.
+func BenchmarkNewChecksReference(b *testing.B) {
+	f := reference.NewConformanceFactory()
+	for _, id := range newChecks {
+		c, _ := conformance.CheckByID(id)
+		b.Run(id, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if r := c.Run(ctx, f); r.Status != conformance.StatusPass {
+					b.Fatal(r.Failure)
+				}
+			}
+		})
+	}
+}
