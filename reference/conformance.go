@@ -3,6 +3,7 @@ package reference
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -16,7 +17,9 @@ import (
 // and an adapter over them with the fixture's runtime id and model and the
 // given transport. When the setup carries a local KV port, the adapter is
 // configured with it, enabled, and prepares payloads with
-// conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder.
+// conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder;
+// its Source appends to the history file with AppendMessage and corrupts it
+// by appending a line that does not parse.
 func NewConformanceFactory(opts ...FactoryOption) conformance.Factory {
 	var cfg factoryConfig
 	for _, o := range opts {
@@ -90,7 +93,28 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg
 	if err != nil {
 		return inst, err
 	}
-	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup}, nil
+	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: historySource(path)}, nil
+}
+
+// historySource is the conformance Source of an instance: its history
+// file. Append goes through AppendMessage; Corrupt appends a line that is
+// not JSON, which is how a torn or damaged write looks to a reader.
+type historySource string
+
+func (p historySource) Append(ctx context.Context, msg contract.Message) error {
+	return AppendMessage(ctx, string(p), msg)
+}
+
+func (p historySource) Corrupt(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(string(p), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write([]byte("{\"type\":\"message\",\"message\":\n"))
+	return errors.Join(err, f.Close())
 }
 
 // prepareConformancePayload reads the payload shape of the local KV

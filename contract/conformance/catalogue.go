@@ -127,6 +127,7 @@ func buildCatalogue() []Check {
 		run:     checkInOrder})
 	out = append(out, extendedChecks()...)
 	out = append(out, localKVChecks()...)
+	out = append(out, slices.Concat(sourceChecks(), aliasingChecks())...)
 	return out
 }
 

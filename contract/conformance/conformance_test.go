@@ -454,7 +454,9 @@ func TestRefusingTheFixtureFailsNeverSkips(t *testing.T) {
 func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
 	fixtureIDs := conformance.NewFixture().MessageIDs()
 	generated := func(fx conformance.Fixture) bool { return !slices.Equal(fx.MessageIDs(), fixtureIDs) }
-	holds := func(fx conformance.Fixture, f gen.Family) bool { return slices.Contains(gen.FamiliesOf(fx.Messages), f) }
+	holds := func(fx conformance.Fixture, f gen.Family) bool {
+		return slices.Contains(gen.FamiliesOf(fx.Messages), f)
+	}
 	c, _ := conformance.CheckByID(conformance.CheckProjection)
 	images := refusing(func(fx conformance.Fixture) bool { return generated(fx) && holds(fx, gen.FamilyImage) })
 	r := c.Run(ctx, images, conformance.WithHistories(40))

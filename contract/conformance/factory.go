@@ -37,6 +37,26 @@ type Instance struct {
 	// Cleanup, if non-nil, releases what Create made (temporary files). It
 	// runs after the adapter's final shutdown, also when a case failed.
 	Cleanup func(ctx context.Context) error
+	// Source, if non-nil, writes to the runtime's canonical history behind
+	// the adapter, so that the source checks can change and damage it. The
+	// checks that need it are skipped when it is nil.
+	Source Source
+}
+
+// Source is the canonical history an instance's adapter projects, as the
+// runtime itself writes it. A factory offers it in Instance.Source; the
+// adapter never sees these calls, only their effect on the history it
+// reads. Its methods take and return plain values (a message in wire JSON
+// and an error), so it can cross a process boundary.
+type Source interface {
+	// Append appends msg, a valid message of the fixture's runtime and
+	// session with a new id, at the end of the canonical history, as the
+	// runtime would record a new entry.
+	Append(ctx context.Context, msg contract.Message) error
+	// Corrupt damages the canonical history so that it no longer reads as
+	// a valid history (for a file, bytes that do not parse): the adapter
+	// must then refuse to project it.
+	Corrupt(ctx context.Context) error
 }
 
 // Factory creates adapter instances for conformance runs. Adapter authors

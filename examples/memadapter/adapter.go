@@ -27,7 +27,7 @@ var (
 	ErrInvalidOptions = errors.New("memadapter: invalid options")
 	// ErrPrivacy: a payload could not be sanitised.
 	ErrPrivacy = errors.New("memadapter: privacy enforcement failed")
-	// ErrInvalidHistory: the history does not validate.
+	// ErrInvalidHistory: the history does not decode or does not validate.
 	ErrInvalidHistory = errors.New("memadapter: canonical history is invalid")
 )
 
@@ -44,25 +44,43 @@ type Options struct {
 }
 
 // Adapter is an in-memory runtime adapter. It is safe for concurrent use.
+//
+// Its canonical history is the runtime's store: one wire-JSON record per
+// message, as the runtime wrote it. Snapshots decode and validate the
+// records; the snapshot is derived state, kept until the store changes or
+// a rebuild drops it, and every caller gets a deep copy.
 type Adapter struct {
-	opts  Options
-	port  contract.EmbeddingPort
-	mu    sync.Mutex
-	snap  *contract.HistorySnapshot // derived state, dropped by RebuildDerivedState
-	diags []contract.Diagnostic
-	shut  bool
+	opts    Options
+	port    contract.EmbeddingPort
+	mu      sync.Mutex
+	records [][]byte // the canonical history
+	writes  int      // counts changes of records
+	snap    *contract.HistorySnapshot
+	snapAt  int // writes when snap was derived
+	diags   []contract.Diagnostic
+	shut    bool
 }
 
 var _ contract.Adapter = (*Adapter)(nil)
 var _ contract.EmbeddingPortProvider = (*Adapter)(nil)
 
-// New returns an adapter over a copy of opts.Messages.
+// New returns an adapter whose canonical history holds opts.Messages. A
+// message that cannot be encoded as wire JSON is an ErrInvalidHistory
+// error; a history that does not validate fails the snapshots.
 func New(opts Options) (*Adapter, error) {
 	if contract.IsBlank(opts.RuntimeID) || contract.IsBlank(opts.SessionID) || contract.IsBlank(opts.ProjectRoot) || opts.Transport == nil {
 		return nil, ErrInvalidOptions
 	}
-	opts.Messages = slices.Clone(opts.Messages)
-	a := &Adapter{opts: opts}
+	records := make([][]byte, len(opts.Messages))
+	for i := range opts.Messages {
+		b, err := contract.AppendMessageJSON(nil, &opts.Messages[i])
+		if err != nil {
+			return nil, ErrInvalidHistory
+		}
+		records[i] = b
+	}
+	opts.Messages = nil
+	a := &Adapter{opts: opts, records: records}
 	if opts.Embeddings {
 		a.port = hashEmbedder{}
 	}
@@ -104,7 +122,11 @@ func (a *Adapter) record(code string, sev contract.Severity, msg string) {
 	}
 }
 
-// SnapshotHistory returns the history snapshot, computing it once.
+// SnapshotHistory returns a deep copy of the history snapshot, derived
+// again when the canonical history changed. A record that does not decode
+// records canonical-history-read-failed and a history that does not
+// validate canonical-history-invalid (both of severity error); each also
+// returns an error.
 func (a *Adapter) SnapshotHistory(context.Context) (contract.HistorySnapshot, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -115,14 +137,19 @@ func (a *Adapter) SnapshotHistory(context.Context) (contract.HistorySnapshot, er
 }
 
 func (a *Adapter) snapshotLocked() (contract.HistorySnapshot, error) {
-	if a.snap == nil {
+	if a.snap == nil || a.snapAt != a.writes {
+		a.snap = nil
 		h := sha256.New()
-		for i := range a.opts.Messages {
-			b, err := contract.AppendMessageJSON(nil, &a.opts.Messages[i])
+		msgs := make([]contract.Message, len(a.records))
+		for i, rec := range a.records {
+			m, err := contract.DecodeMessage(rec)
 			if err != nil {
+				a.record("canonical-history-read-failed", contract.SeverityError, "Canonical history holds a record that does not decode")
 				return contract.HistorySnapshot{}, ErrInvalidHistory
 			}
-			h.Write(append(b, '\n'))
+			msgs[i] = m
+			h.Write(rec)
+			h.Write([]byte{'\n'})
 		}
 		s := contract.HistorySnapshot{
 			SchemaVersion:    contract.HistorySchemaVersion,
@@ -130,19 +157,44 @@ func (a *Adapter) snapshotLocked() (contract.HistorySnapshot, error) {
 			SessionID:        a.opts.SessionID,
 			Revision:         hex.EncodeToString(h.Sum(nil)),
 			ProjectRoot:      a.opts.ProjectRoot,
-			Messages:         a.opts.Messages,
-			ToolAtomicGroups: contract.BuildToolAtomicGroups(a.opts.Messages),
+			Messages:         msgs,
+			ToolAtomicGroups: contract.BuildToolAtomicGroups(msgs),
 		}
 		if is := contract.ValidateHistorySnapshot(&s); len(is) > 0 {
 			a.record("canonical-history-invalid", contract.SeverityError, "Canonical history validation failed")
 			return contract.HistorySnapshot{}, ErrInvalidHistory
 		}
-		a.snap = &s
+		a.snap, a.snapAt = &s, a.writes
 	}
-	s := *a.snap
-	s.Messages = slices.Clone(s.Messages)
-	s.ToolAtomicGroups = slices.Clone(s.ToolAtomicGroups)
-	return s, nil
+	return contract.CloneSnapshot(a.snap), nil
+}
+
+// appendRecord appends msg to the canonical history, as the runtime
+// records a new entry.
+func (a *Adapter) appendRecord(msg contract.Message) error {
+	b, err := contract.AppendMessageJSON(nil, &msg)
+	if err != nil {
+		return ErrInvalidHistory
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.records = append(a.records, b)
+	a.writes++
+	return nil
+}
+
+// tearLastRecord cuts the last record of the canonical history in half,
+// as a torn write would leave it.
+func (a *Adapter) tearLastRecord() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.records) == 0 {
+		return ErrInvalidHistory
+	}
+	last := a.records[len(a.records)-1]
+	a.records[len(a.records)-1] = slices.Clone(last[:len(last)/2])
+	a.writes++
+	return nil
 }
 
 // RebuildDerivedState drops the cached snapshot and computes it again.

@@ -5,12 +5,15 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
 // ConformanceFactory returns the factory the conformance suite runs: each
 // instance gets its own canonical temporary project root, removed by the
 // instance's cleanup. With embeddings set, instances expose an embedding port.
+// Each instance's Source appends to and corrupts the adapter's canonical
+// history, for the suite's source checks.
 func ConformanceFactory(embeddings bool) conformance.Factory {
 	return conformance.NewFactory(Name, func(_ context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		dir, err := os.MkdirTemp("", "memadapter-*")
@@ -35,6 +38,25 @@ func ConformanceFactory(embeddings bool) conformance.Factory {
 		if err != nil {
 			return conformance.Instance{Cleanup: cleanup}, err
 		}
-		return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup}, nil
+		return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: source{a}}, nil
 	})
+}
+
+// source is the conformance Source of an instance: the adapter's in-memory
+// canonical history, written as the runtime writes it. Corrupt tears the
+// last record in half.
+type source struct{ a *Adapter }
+
+func (s source) Append(ctx context.Context, msg contract.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.a.appendRecord(msg)
+}
+
+func (s source) Corrupt(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.a.tearLastRecord()
 }

@@ -2,8 +2,10 @@ package memadapter_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/spec"
@@ -38,4 +40,39 @@ func TestConformanceReport(t *testing.T) {
 // adapter: go test ./examples/memadapter -run '^$' -fuzz FuzzProjection.
 func FuzzProjection(f *testing.F) {
 	spec.Fuzz(f, memadapter.ConformanceFactory(false))
+}
+
+// The example's conformance factory offers the source hook, and a torn
+// record makes snapshots fail with an error diagnostic instead of
+// projecting what is left.
+func TestTornRecordIsRejected(t *testing.T) {
+	ctx := context.Background()
+	inst, err := memadapter.ConformanceFactory(false).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Cleanup(ctx)
+	if inst.Source == nil {
+		t.Fatal("no Source")
+	}
+	if err := inst.Source.Corrupt(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := inst.Adapter.SnapshotHistory(ctx); !errors.Is(err, memadapter.ErrInvalidHistory) {
+		t.Fatalf("SnapshotHistory of a torn history: %v, want ErrInvalidHistory", err)
+	}
+	ds := inst.Adapter.Diagnostics()
+	if len(ds) != 1 || ds[0].Code != "canonical-history-read-failed" || ds[0].Severity != contract.SeverityError {
+		t.Fatalf("diagnostics %+v, want one canonical-history-read-failed error", ds)
+	}
+}
+
+func TestNewRefusesAnUnencodableMessage(t *testing.T) {
+	m := contract.NewRuntimeMessage("r", "s", "e", contract.RoleUser)
+	m.Blocks = []contract.Block{nil}
+	_, err := memadapter.New(memadapter.Options{RuntimeID: "r", SessionID: "s", ProjectRoot: "/", Messages: []contract.Message{m},
+		Transport: conformance.NewRecordingTransport()})
+	if !errors.Is(err, memadapter.ErrInvalidHistory) {
+		t.Fatalf("New = %v, want ErrInvalidHistory", err)
+	}
 }

@@ -15,7 +15,7 @@ import (
 var contentCatalogue = []Mutant{
 	{
 		Name: "empties-text-blocks", Breaks: "a snapshot keeps every block's content",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				for i, b := range m.Blocks {
@@ -28,7 +28,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "every-role-becomes-user", Breaks: "a snapshot keeps every message's role",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				if m.Role != contract.RoleTool {
@@ -72,7 +72,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "edits-the-history-it-was-given", Breaks: "a snapshot holds the canonical history as the runtime was given it",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap:  plain,
 		before: func(setup *conformance.Setup) error {
 			for _, m := range setup.Fixture.Messages {
@@ -94,7 +94,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "completion-written-to-history", Breaks: "completion output is runtime-owned and never written to canonical history",
-		Fails: all(conformance.CheckConcurrency),
+		Fails: all(conformance.CheckConcurrency, conformance.CheckCancellation),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &writesCompletions{decorator: decorator{a}} },
 	},
 }

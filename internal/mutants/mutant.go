@@ -119,7 +119,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
@@ -167,17 +167,17 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "drops-a-message", Breaks: "a snapshot holds every canonical message",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
 	},
 	{
 		Name: "reorders-messages", Breaks: "a snapshot keeps history order",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
 	},
 	{
 		Name: "invents-a-message", Breaks: "a snapshot never invents history",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
 	},
 	{
@@ -192,7 +192,7 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "rebuild-changes-revision", Breaks: "rebuilding keeps the revision of an unchanged history",
-		Fails: all(conformance.CaseRebuild, conformance.CheckInOrder),
+		Fails: all(conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckSourceAppend),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return rebuildRevision{decorator{a}} },
 	},
 	{
@@ -244,7 +244,7 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "reads-history-after-shutdown", Breaks: "history reads fail after shutdown",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckSourceCorrupt),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
 	},
 	{
