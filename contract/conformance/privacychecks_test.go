@@ -36,7 +36,7 @@ func privacyStart(t testing.TB, factory conformance.Factory) *conformance.Sessio
 
 func TestPrivacyProbesPassReferenceAdapter(t *testing.T) {
 	s := privacyStart(t, reference.NewConformanceFactory())
-	for seed := range uint64(12) {
+	for seed := range uint64(6) {
 		if r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount); !r.Passed {
 			t.Fatalf("seed %d: %v", seed, r.Failure)
 		}
@@ -48,7 +48,7 @@ func TestPrivacyProbesPassReferenceAdapter(t *testing.T) {
 
 func TestPrivacyProbesPassExampleAdapter(t *testing.T) {
 	s := privacyStart(t, correct())
-	for seed := range uint64(4) {
+	for seed := range uint64(2) {
 		if r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount); !r.Passed {
 			t.Fatalf("seed %d: %v", seed, r.Failure)
 		}
@@ -204,6 +204,24 @@ func (a leakyAdapter) Complete(ctx context.Context, req contract.CompletionReque
 		return contract.Fallback(contract.FallbackTransportFailed, reference.ReasonTransportFailed, true)
 	}
 	return contract.Completed(out, res.Summary(), nil)
+}
+
+// referenceMetadata makes a broken enforcement report what the reference
+// adapter reports for the payload (destination, changed, counts, and its
+// errors), so that only the content it sends is wrong.
+func referenceMetadata(enforce enforceFunc) enforceFunc {
+	return func(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+		res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: payload})
+		if err != nil {
+			return res, err
+		}
+		broken, err := enforce(ctx, inner, provider, payload)
+		if err != nil {
+			return broken, err
+		}
+		res.Payload = broken.Payload
+		return res, nil
+	}
 }
 
 func leakyFactory(enforce enforceFunc) conformance.Factory {
@@ -435,13 +453,18 @@ var brokenPrivacyAdapters = []struct {
 	// oldCasePasses is set when the kit's fixed privacy case misses it.
 	oldCasePasses bool
 }{
-	{"replaces the two fixed probes only", replaceFixedProbes, []string{catchLeak, catchSecret, catchChanged, catchCounts}, true},
+	{"replaces the two fixed probes only", replaceFixedProbes, []string{catchChanged}, true},
+	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(replaceFixedProbes), []string{catchLeak, catchSecret}, true},
 	{"sanitises only the messages member", sanitiseMessagesOnly, []string{catchLeak, catchSecret, catchCounts}, true},
-	{"matches markers case-sensitively", caseSensitiveMarkers, []string{catchLeak, catchChanged, catchCounts}, true},
+	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(sanitiseMessagesOnly), []string{catchLeak, catchSecret}, true},
+	{"matches markers case-sensitively", caseSensitiveMarkers, []string{catchChanged, catchCounts}, true},
+	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(caseSensitiveMarkers), []string{catchLeak}, true},
 	{"treats any provider containing ollama as local", ollamaIsLocal, []string{catchDest}, true},
+	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(ollamaIsLocal), []string{catchLeak, catchSecret}, true},
 	{"drops a nested func and sends the rest", dropNestedFuncs, []string{catchFailClosed}, true},
 	{"drops all content", dropEverything, []string{catchAllowed, catchLocal}, true},
 	{"redacts secrets only in content members", redactContentOnly, []string{catchSecret, catchCounts}, true},
+	{"redacts secrets only in content members, reporting the reference's metadata", referenceMetadata(redactContentOnly), []string{catchSecret}, true},
 	{"quotes the payload in its error", echoPayloadError, []string{catchSanitise}, false},
 }
 
@@ -457,11 +480,11 @@ func TestPrivacyProbesCatchBrokenAdapters(t *testing.T) {
 			if r := s.RunCase(ctx, conformance.CasePrivacy); r.Passed != b.oldCasePasses {
 				t.Errorf("the fixed privacy case passed %t, want %t", r.Passed, b.oldCasePasses)
 			}
-			for seed := range uint64(16) {
+			for seed := range uint64(6) {
 				r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount)
 				checkCaught(t, r, seed, conformance.PrivacyProbeCount, "privacy-probes", b.catches)
 			}
-			for seed := range uint64(2) {
+			for seed := range uint64(1) {
 				r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), seed, conformance.PrivacyEngineCount)
 				checkCaught(t, r, seed, conformance.PrivacyEngineCount, "privacy-engine", nil)
 			}

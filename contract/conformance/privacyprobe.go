@@ -326,7 +326,7 @@ func (g *probeGen) text(path string, ctx bool) string {
 		tok := g.plant(plantedProbe{token: g.token(), kind: kind, path: path, class: class, blocked: blocked})
 		return lead + g.marker(class, false) + g.maybe(g.sep(true)) + tok + " " + g.filler()
 	}
-	n := 1 + g.r.IntN(4)
+	n := 1 + g.r.IntN(3)
 	parts = append(parts, g.filler())
 	for range n {
 		switch d := g.r.IntN(10); {
@@ -616,7 +616,7 @@ func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probe
 	// Each slot places text under a content key at some depth; a payload
 	// holds a random selection of them, always with one message.
 	slots := g.r.Perm(len(probeSlots))
-	k := 4 + g.r.IntN(len(probeSlots)-3)
+	k := 3 + g.r.IntN(len(probeSlots)-5)
 	used := map[int]bool{}
 	for _, s := range slots[:k] {
 		used[s] = true
@@ -676,7 +676,7 @@ type probeSlot struct {
 var probeSlots = []probeSlot{
 	{func(g *probeGen, root *pnode) {
 		msgs := root.set("messages", parr())
-		for range 1 + g.r.IntN(3) {
+		for range 1 + g.r.IntN(2) {
 			m := pobj(pmember{"role", pstr(pick(g.r, []string{"user", "assistant", "system"}))})
 			if g.r.IntN(2) == 0 {
 				m.set("content", pstr(g.text("messages[].content", true)))

@@ -19,7 +19,7 @@ func TestProbeExpectationsMatchEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seed := range uint64(4) {
+	for seed := range uint64(3) {
 		b := newProbeBatch(seed, privacyProbeCount, FixtureProvider)
 		for _, c := range b.cases {
 			for _, p := range b.providers {
@@ -57,6 +57,10 @@ func TestProbeExpectationsMatchEngine(t *testing.T) {
 // tokens that never hold a fixed probe, mis-cased markers, and raw JSON
 // that hides tokens behind escapes.
 func TestProbeBatchReach(t *testing.T) {
+	testProbeBatchReach(t, 40)
+}
+
+func testProbeBatchReach(t *testing.T, reachSeeds uint64) {
 	kinds := []string{kindPublicText, kindPublicKey, kindPairAllowed, kindPairBlocked, kindLeadBlocked, kindLeadAllowed,
 		kindKeyPair, kindKeyLead, kindKeySecret, kindAnomaly, kindSecretPEM, kindSecretSK, kindSecretSKAnt,
 		kindSecretGitHub, kindSecretAWS, kindSecretBearer, kindSecretAssign}
@@ -64,7 +68,7 @@ func TestProbeBatchReach(t *testing.T) {
 		"messages[].tool_calls[].function.arguments", "tools[].description", "tools[].function.parameters.properties.<member name>",
 		"arguments.query", "contents[].parts[]", "system_instruction.parts[].text", "input[].content[].text", "thinking",
 		"context.history[]", "routing.label", "routing.<member name>"}
-	for seed := range uint64(200) {
+	for seed := range reachSeeds {
 		b := newProbeBatch(seed, privacyProbeCount, FixtureProvider)
 		seen := map[string]bool{}
 		escaped, miscased := false, false
