@@ -13,6 +13,9 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // This file generates the privacy probes: payloads whose private content,
@@ -161,16 +164,27 @@ func (g *probeGen) probeProviders(fixtureProvider string) []probeProvider {
 		out = append(out, probeProvider{name: pick(g.r, spaces) + strings.ToUpper(n) + pick(g.r, spaces), local: true})
 		out = append(out, probeProvider{name: g.randCase(n), local: true})
 	}
-	out = append(out, probeProvider{name: fixtureProvider}, probeProvider{name: "provider-" + g.token()})
+	out = append(out, probeProvider{name: "provider-" + g.token()})
+	if !contract.IsBlank(fixtureProvider) {
+		out = append(out, probeProvider{name: fixtureProvider, local: defaultLocal(fixtureProvider)})
+	}
 	return out
+}
+
+// defaultLocal reports whether the default privacy policy makes provider
+// local.
+func defaultLocal(provider string) bool {
+	e, err := privacy.New(privacy.DefaultConfig())
+	if err != nil {
+		return false
+	}
+	p, err := e.Policy(provider)
+	return err == nil && p.Destination == privacy.Local
 }
 
 // probeGen draws the parts of a batch from one seeded generator.
 type probeGen struct {
-	r *rand.Rand
-	// clean is the cleanliness of the payload being built: cleared when a
-	// part is drawn that raises the payload's default class.
-	clean  bool
+	r      *rand.Rand
 	plants []plantedProbe
 	// mode is the payload being built: modeClean, modeLeading or
 	// modeAnomaly.
@@ -776,14 +790,4 @@ func (g *probeGen) outsideText(path string) string {
 	class := pick(g.r, blockedClasses)
 	tok := g.plant(plantedProbe{token: g.token(), kind: kindPairBlocked, path: path, class: class, blocked: true})
 	return g.filler() + " " + g.marker(class, false) + tok + g.marker(class, true)
-}
-
-// remoteExpect says what a remote provider under the default policy may
-// receive of p in case c: blocked probes never; public probes of a clean
-// payload always.
-func (c *probeCase) remoteExpect(p plantedProbe) (mustHide, mustKeep bool) {
-	if p.blocked {
-		return true, false
-	}
-	return false, c.clean
 }

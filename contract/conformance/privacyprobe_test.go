@@ -15,11 +15,15 @@ import (
 // and every provider of many batches, the engine's result passes exactly
 // the checks checkPrivacyProbes applies to an adapter.
 func TestProbeExpectationsMatchEngine(t *testing.T) {
+	testProbeExpectations(t, 3)
+}
+
+func testProbeExpectations(t *testing.T, seeds uint64) {
 	eng, err := privacy.New(privacy.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seed := range uint64(3) {
+	for seed := range seeds {
 		b := newProbeBatch(seed, privacyProbeCount, FixtureProvider)
 		for _, c := range b.cases {
 			for _, p := range b.providers {
