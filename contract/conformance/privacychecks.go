@@ -191,8 +191,10 @@ func checkProbeContent(data []byte, c *probeCase, where, at string) error {
 			return broken(ruleLocal, placed+" in "+at, "missing from "+at+" for "+where)
 		case !c.local && c.clean && !p.blocked && !found:
 			return broken(ruleAllowed, placed+" in "+at, "missing from "+at+" for "+where)
-		case p.kind == kindPublicKey && (c.local || c.clean) && !v.names[p.token]:
+		case p.key && !p.blocked && (c.local || c.clean) && !v.names[p.token]:
 			return broken(ruleKeyKept, placed+" as a member name in "+at, "no member of that name in "+at+" for "+where)
+		case p.key && p.blocked && c.local && !v.names[p.token]:
+			return broken(ruleLocal+" (a member name loses only its markers)", placed+" as a member name in "+at, "no member of that name in "+at+" for "+where)
 		}
 	}
 	return nil

@@ -454,11 +454,11 @@ var brokenPrivacyAdapters = []struct {
 	oldCasePasses bool
 }{
 	{"replaces the two fixed probes only", replaceFixedProbes, []string{catchChanged}, true},
-	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(replaceFixedProbes), []string{catchLeak, catchSecret}, true},
-	{"sanitises only the messages member", sanitiseMessagesOnly, []string{catchLeak, catchSecret, catchCounts}, true},
-	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(sanitiseMessagesOnly), []string{catchLeak, catchSecret}, true},
-	{"matches markers case-sensitively", caseSensitiveMarkers, []string{catchChanged, catchCounts}, true},
-	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(caseSensitiveMarkers), []string{catchLeak}, true},
+	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(replaceFixedProbes), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"sanitises only the messages member", sanitiseMessagesOnly, []string{catchLeak, catchSecret, catchCounts, catchLocal}, true},
+	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(sanitiseMessagesOnly), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"matches markers case-sensitively", caseSensitiveMarkers, []string{catchChanged, catchCounts, catchLocal}, true},
+	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(caseSensitiveMarkers), []string{catchLeak, catchLocal}, true},
 	{"treats any provider containing ollama as local", ollamaIsLocal, []string{catchDest}, true},
 	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(ollamaIsLocal), []string{catchLeak, catchSecret}, true},
 	{"drops a nested func and sends the rest", dropNestedFuncs, []string{catchFailClosed}, true},

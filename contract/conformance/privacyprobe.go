@@ -58,8 +58,9 @@ type plantedProbe struct {
 	// never receive the token: a sensitive or local-only class, or a
 	// secret.
 	blocked bool
-	// key is set when the token is (part of) a member name; a public key
-	// must come out as exactly that member name.
+	// key is set when the token is (part of) a member name: a public one
+	// must come out as exactly that member name, and for a local provider
+	// every one must (its markers removed).
 	key bool
 }
 
