@@ -369,6 +369,15 @@ func pathName(path, name string, i int) string {
 	return fmt.Sprintf("%s.<member #%d>", path, i)
 }
 
+// describeName shows a member name the generator uses as fixed
+// structure, and any other name by its size.
+func describeName(name string) string {
+	if shownNames[name] {
+		return "named " + name
+	}
+	return fmt.Sprintf("a name of %d bytes", len(name))
+}
+
 func kindName(v jsonw.Value) string {
 	switch v.Kind {
 	case jsonw.String:
@@ -413,7 +422,7 @@ func diffJSON(path string, w, g jsonw.Value) string {
 		for i := range min(len(w.Members), len(g.Members)) {
 			wm, gm := w.Members[i], g.Members[i]
 			if wm.Name != gm.Name {
-				return fmt.Sprintf("payload %s: member #%d has a different name (%d bytes expected, %d got)", pathName(path, wm.Name, i), i, len(wm.Name), len(gm.Name))
+				return fmt.Sprintf("payload %s: member #%d %s expected, %s got", path, i, describeName(wm.Name), describeName(gm.Name))
 			}
 			if d := diffJSON(pathName(path, wm.Name, i), wm.Value, gm.Value); d != "" {
 				return d

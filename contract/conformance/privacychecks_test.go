@@ -559,3 +559,18 @@ func BenchmarkCheckPrivacyEngine(b *testing.B) {
 		}
 	}
 }
+
+// TestPrivacyEngineNamesTheDifferingPath checks that a payload difference
+// is reported by JSON path, kinds and sizes, never by its text.
+func TestPrivacyEngineNamesTheDifferingPath(t *testing.T) {
+	s := privacyStart(t, leakyFactory(referenceMetadata(caseSensitiveMarkers)))
+	r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), 3, conformance.PrivacyEngineCount)
+	if r.Passed {
+		t.Fatal("an adapter that misses mis-cased markers passed the engine comparison")
+	}
+	shape := regexp.MustCompile(`^payload \$(\.[A-Za-z_]+|\.<member #\d+>|\[\d+\])*: (a string of \d+ bytes expected, a different string of \d+ bytes got|.* expected, .* got)`)
+	if !shape.MatchString(r.Failure.Actual) {
+		t.Errorf("the difference is not shown by path and size: %s", r.Failure.Actual)
+	}
+	checkCaught(t, r, 3, conformance.PrivacyEngineCount, "privacy-engine", []string{"exactly what the privacy engine gives"})
+}
