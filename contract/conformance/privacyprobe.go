@@ -324,10 +324,10 @@ func (g *probeGen) secret(path string) string {
 	}
 }
 
-// text builds a string value at path with filler, a public token and
-// drawn probes. ctx reports whether path is in content context below a
-// key that is not structural: only there are secrets redacted and
-// public text compared.
+// text builds a string value at path from filler and drawn probes. ctx
+// reports whether path is in content context below a key that is not
+// structural: only there are secrets drawn, since only there are they
+// redacted.
 func (g *probeGen) text(path string, ctx bool) string {
 	var parts []string
 	if g.mode == modeLeading && g.r.IntN(2) == 0 {
