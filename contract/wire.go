@@ -160,17 +160,20 @@ func (d *decoder) raw(name string) (json.RawMessage, error) {
 // extra appends an unknown member, replacing an earlier one of the same name
 // (a repeated name keeps its last value, as JSON.parse does).
 func (d *decoder) extra(fields []Field, name []byte) ([]Field, error) {
-	v, err := d.raw(string(name))
+	// Copy the name first: reading the value may reuse the scratch buffer
+	// an escaped name was decoded into.
+	n := string(name)
+	v, err := d.raw(n)
 	if err != nil {
 		return fields, err
 	}
 	for i := range fields {
-		if fields[i].Name == string(name) {
+		if fields[i].Name == n {
 			fields[i].Value = v
 			return fields, nil
 		}
 	}
-	return append(fields, Field{Name: string(name), Value: v}), nil
+	return append(fields, Field{Name: n, Value: v}), nil
 }
 
 func (d *decoder) object(name string, fn func(name []byte) error) error {

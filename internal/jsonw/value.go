@@ -47,11 +47,13 @@ func (s *Scanner) value(depth int) (Value, error) {
 		v := Value{Kind: Object, Members: []Member{}}
 		index := map[string]int(nil)
 		err := s.Object(func(name []byte) error {
+			// Copy the name first: reading the value may reuse the
+			// scratch buffer an escaped name was decoded into.
+			key := string(name)
 			child, err := s.value(depth + 1)
 			if err != nil {
 				return err
 			}
-			key := string(name)
 			if len(v.Members) >= 8 && index == nil {
 				index = make(map[string]int, 16)
 				for i, m := range v.Members {

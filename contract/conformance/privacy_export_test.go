@@ -1,0 +1,47 @@
+package conformance
+
+import (
+	"context"
+
+	"github.com/ds4context/adapterkit/contract/privacy"
+)
+
+// PrivacyProbesCase runs checkPrivacyProbes with n payloads from seed, as a
+// case, so that its failure is formatted as a run formats it.
+func PrivacyProbesCase(ctx context.Context, s *Session, seed uint64, n int) CaseResult {
+	return Case{ID: "privacy-probes", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyProbesSeed(ctx, s, seed, n)
+	}}.run(ctx, s)
+}
+
+// PrivacyProbesRandomCase runs checkPrivacyProbes itself (a fresh seed).
+func PrivacyProbesRandomCase(ctx context.Context, s *Session) CaseResult {
+	return Case{ID: "privacy-probes", check: checkPrivacyProbes}.run(ctx, s)
+}
+
+// PrivacyEngineCase runs checkPrivacyEngine under cfg with n payloads
+// from seed, as a case.
+func PrivacyEngineCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
+	return Case{ID: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n)
+	}}.run(ctx, s)
+}
+
+// PrivacyEngineRandomCase runs checkPrivacyEngine itself (a fresh seed).
+func PrivacyEngineRandomCase(ctx context.Context, s *Session, cfg privacy.Config) CaseResult {
+	return Case{ID: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyEngine(ctx, s, cfg)
+	}}.run(ctx, s)
+}
+
+// PrivacyProbeTokens returns every token the batch of n payloads from seed
+// plants (the fixture's provider given as provider).
+func PrivacyProbeTokens(seed uint64, n int) []string {
+	return newProbeBatch(seed, n, FixtureProvider).tokens()
+}
+
+// Batch sizes of one run.
+const (
+	PrivacyProbeCount  = privacyProbeCount
+	PrivacyEngineCount = privacyEngineCount
+)

@@ -1,0 +1,576 @@
+package conformance_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/reference"
+)
+
+// privacyStart starts a session of factory or fails the test.
+func privacyStart(t testing.TB, factory conformance.Factory) *conformance.Session {
+	t.Helper()
+	s, err := conformance.Start(ctx, factory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+func TestPrivacyProbesPassReferenceAdapter(t *testing.T) {
+	s := privacyStart(t, reference.NewConformanceFactory())
+	for seed := range uint64(6) {
+		if r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount); !r.Passed {
+			t.Fatalf("seed %d: %v", seed, r.Failure)
+		}
+	}
+	if r := conformance.PrivacyProbesRandomCase(ctx, s); !r.Passed {
+		t.Fatal(r.Failure)
+	}
+}
+
+func TestPrivacyProbesPassExampleAdapter(t *testing.T) {
+	s := privacyStart(t, correct())
+	for seed := range uint64(2) {
+		if r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount); !r.Passed {
+			t.Fatalf("seed %d: %v", seed, r.Failure)
+		}
+	}
+}
+
+// configuredFactory is the reference adapter with privacy configuration
+// cfg, built from the reference package's own API.
+func configuredFactory(cfg privacy.Config) conformance.Factory {
+	return conformance.NewFactory("reference with a privacy configuration", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		dir, err := os.MkdirTemp("", "ds4-privacy-engine-")
+		if err != nil {
+			return conformance.Instance{}, err
+		}
+		cleanup := func(context.Context) error { return os.RemoveAll(dir) }
+		if err := os.Mkdir(filepath.Join(dir, "project"), 0o700); err != nil {
+			return conformance.Instance{}, errors.Join(err, cleanup(ctx))
+		}
+		root, err := filepath.EvalSymlinks(filepath.Join(dir, "project"))
+		if err != nil {
+			return conformance.Instance{}, errors.Join(err, cleanup(ctx))
+		}
+		fx := setup.Fixture
+		path := filepath.Join(dir, "session.jsonl")
+		h := reference.Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}
+		if err := reference.CreateHistory(ctx, path, h, fx.Messages); err != nil {
+			return conformance.Instance{}, errors.Join(err, cleanup(ctx))
+		}
+		a, err := reference.New(reference.Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root,
+			Model: &fx.Model, Transport: setup.Transport, Privacy: &cfg})
+		if err != nil {
+			return conformance.Instance{}, errors.Join(err, cleanup(ctx))
+		}
+		return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup}, nil
+	})
+}
+
+// privacyConfigs are configurations that differ from the default in each
+// member.
+func privacyConfigs() map[string]privacy.Config {
+	custom := privacy.DefaultConfig()
+	custom.DefaultClassification = privacy.Internal
+	custom.LocalProviders = []string{"Edge-Box", "ollama"}
+	custom.RemoteDefaultAllowed = []privacy.Classification{privacy.Normal}
+	custom.RemoteProviders = map[string][]privacy.Classification{
+		conformance.FixtureProvider: {privacy.Normal, privacy.Internal, privacy.Sensitive},
+		"Strict.Example":            {},
+	}
+	noRedaction := privacy.DefaultConfig()
+	noRedaction.RedactSecrets = false
+	disabled := privacy.DefaultConfig()
+	disabled.Enabled = false
+	return map[string]privacy.Config{"default": privacy.DefaultConfig(), "custom": custom, "no redaction": noRedaction, "disabled": disabled}
+}
+
+func TestPrivacyEnginePassesReferenceAdapter(t *testing.T) {
+	s := privacyStart(t, reference.NewConformanceFactory())
+	for seed := range uint64(3) {
+		if r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), seed, conformance.PrivacyEngineCount); !r.Passed {
+			t.Fatalf("seed %d: %v", seed, r.Failure)
+		}
+	}
+	if r := conformance.PrivacyEngineRandomCase(ctx, s, privacy.DefaultConfig()); !r.Passed {
+		t.Fatal(r.Failure)
+	}
+	for name, cfg := range privacyConfigs() {
+		s := privacyStart(t, configuredFactory(cfg))
+		if r := conformance.PrivacyEngineCase(ctx, s, cfg, 100, conformance.PrivacyEngineCount); !r.Passed {
+			t.Errorf("%s configuration: %v", name, r.Failure)
+		}
+	}
+}
+
+// TestPrivacyEngineCatchesAnotherConfiguration checks that the engine
+// comparison fails an adapter whose configuration is not the one declared.
+func TestPrivacyEngineCatchesAnotherConfiguration(t *testing.T) {
+	s := privacyStart(t, reference.NewConformanceFactory())
+	for name, cfg := range privacyConfigs() {
+		if name == "default" {
+			continue
+		}
+		r := conformance.PrivacyEngineCase(ctx, s, cfg, 1, conformance.PrivacyEngineCount)
+		if r.Passed || r.FailureCode != "privacy-engine-assertion-failed" {
+			t.Errorf("%s configuration declared, default used: %+v", name, r)
+		}
+	}
+	cfg := privacy.DefaultConfig()
+	cfg.DefaultClassification = "secret"
+	if r := conformance.PrivacyEngineCase(ctx, s, cfg, 1, 1); r.Passed || !strings.Contains(r.Failure.Rule, "must be valid") {
+		t.Errorf("an invalid declared configuration: %+v", r)
+	}
+}
+
+// defaultEngine is the privacy engine under the default policy, for the
+// broken adapters below.
+var defaultEngine = func() *privacy.Engine {
+	e, err := privacy.New(privacy.DefaultConfig())
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// toJSON is how the broken adapters read a payload: a byte slice is JSON,
+// anything else is encoded with encoding/json.
+func toJSON(payload any) ([]byte, error) {
+	switch p := payload.(type) {
+	case json.RawMessage:
+		return p, nil
+	case []byte:
+		return p, nil
+	}
+	return json.Marshal(payload)
+}
+
+func decodeAny(raw []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	return v, d.Decode(&v)
+}
+
+// enforceFunc is a broken adapter's privacy enforcement; inner is the
+// reference adapter it decorates.
+type enforceFunc func(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error)
+
+// leakyAdapter is the reference adapter with its privacy enforcement
+// replaced: EnforcePrivacy and Complete (which sends through the
+// transport itself, as an adapter does) both use enforce.
+type leakyAdapter struct {
+	contract.Adapter
+	transport contract.Transport
+	enforce   enforceFunc
+}
+
+func (a leakyAdapter) EnforcePrivacy(ctx context.Context, req contract.PrivacyRequest) (contract.PrivacyResult, error) {
+	if contract.IsBlank(req.Provider) {
+		return a.Adapter.EnforcePrivacy(ctx, req)
+	}
+	return a.enforce(ctx, a.Adapter, req.Provider, req.Payload)
+}
+
+func (a leakyAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	if _, err := a.Adapter.CurrentModel(ctx); err != nil || contract.IsBlank(req.Provider) || contract.IsBlank(req.Model) {
+		return a.Adapter.Complete(ctx, req)
+	}
+	res, err := a.enforce(ctx, a.Adapter, req.Provider, req.Payload)
+	if err != nil {
+		return contract.Fallback(contract.FallbackPrivacyEnforcementFail, reference.ReasonPrivacyFailed, false)
+	}
+	out, err := a.transport.Send(ctx, contract.TransportRequest{Provider: req.Provider, Model: req.Model, Destination: res.Destination, Payload: res.Payload})
+	if err != nil {
+		return contract.Fallback(contract.FallbackTransportFailed, reference.ReasonTransportFailed, true)
+	}
+	return contract.Completed(out, res.Summary(), nil)
+}
+
+// referenceMetadata makes a broken enforcement report what the reference
+// adapter reports for the payload (destination, changed, counts, and its
+// errors), so that only the content it sends is wrong.
+func referenceMetadata(enforce enforceFunc) enforceFunc {
+	return func(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+		res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: payload})
+		if err != nil {
+			return res, err
+		}
+		broken, err := enforce(ctx, inner, provider, payload)
+		if err != nil {
+			return broken, err
+		}
+		res.Payload = broken.Payload
+		return res, nil
+	}
+}
+
+func leakyFactory(enforce enforceFunc) conformance.Factory {
+	return conformance.NewFactory("broken privacy", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := reference.NewConformanceFactory().Create(ctx, setup)
+		if err != nil {
+			return inst, err
+		}
+		inst.Adapter = leakyAdapter{Adapter: inst.Adapter, transport: setup.Transport, enforce: enforce}
+		return inst, nil
+	})
+}
+
+// replaceFixedProbes removes only the two fixed probes of the kit's
+// privacy case.
+func replaceFixedProbes(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	raw, err := toJSON(payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	pol, err := defaultEngine.Policy(provider)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	out := strings.ReplaceAll(string(raw), conformance.ProbePrivateValue, "")
+	out = strings.ReplaceAll(out, conformance.ProbeCredential, "")
+	return contract.PrivacyResult{Provider: provider, Destination: pol.Destination, Payload: json.RawMessage(out), Changed: out != string(raw)}, nil
+}
+
+// sanitiseMessagesOnly sanitises the messages member and passes every
+// other member through.
+func sanitiseMessagesOnly(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	raw, err := toJSON(payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	v, err := decodeAny(raw)
+	m, ok := v.(map[string]any)
+	if err != nil || !ok || m["messages"] == nil {
+		return inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: json.RawMessage(raw)})
+	}
+	res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: map[string]any{"messages": m["messages"]}})
+	if err != nil {
+		return res, err
+	}
+	var sm map[string]json.RawMessage
+	if err := json.Unmarshal(res.Payload, &sm); err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	m["messages"] = sm["messages"]
+	res.Payload, err = json.Marshal(m)
+	return res, err
+}
+
+var anyMarker = regexp.MustCompile(`(?i)\[/?ds4:(normal|internal|sensitive|local-only)\]`)
+
+// caseSensitiveMarkers sees only lower-case markers: every other one is
+// broken up before the reference engine reads the payload.
+func caseSensitiveMarkers(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	raw, err := toJSON(payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	v, err := decodeAny(raw)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	fix := func(s string) string {
+		return anyMarker.ReplaceAllStringFunc(s, func(m string) string {
+			if m == strings.ToLower(m) {
+				return m
+			}
+			return "[\u200b" + m[1:]
+		})
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case string:
+			return fix(v)
+		case []any:
+			for i := range v {
+				v[i] = walk(v[i])
+			}
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				out[fix(k)] = walk(x)
+			}
+			return out
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	return inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: json.RawMessage(out)})
+}
+
+// ollamaIsLocal treats every provider whose name contains "ollama" as the
+// local ollama.
+func ollamaIsLocal(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	p := provider
+	if strings.Contains(strings.ToLower(provider), "ollama") {
+		p = "ollama"
+	}
+	res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: p, Payload: payload})
+	res.Provider = provider
+	return res, err
+}
+
+// dropNestedFuncs drops funcs and channels nested in maps and slices and
+// sanitises the rest.
+func dropNestedFuncs(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	var drop func(v any, depth int) (any, bool)
+	drop = func(v any, depth int) (any, bool) {
+		if depth > 64 {
+			return v, true
+		}
+		if k := reflect.ValueOf(v).Kind(); k == reflect.Func || k == reflect.Chan {
+			return nil, false
+		}
+		switch v := v.(type) {
+		case []any:
+			out := make([]any, 0, len(v))
+			for _, x := range v {
+				if y, ok := drop(x, depth+1); ok {
+					out = append(out, y)
+				}
+			}
+			return out, true
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				if y, ok := drop(x, depth+1); ok {
+					out[k] = y
+				}
+			}
+			return out, true
+		}
+		return v, true
+	}
+	kept, _ := drop(payload, 0)
+	return inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: kept})
+}
+
+// dropEverything withholds the whole payload: it sends {}.
+func dropEverything(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: payload})
+	if err != nil {
+		return res, err
+	}
+	res.Payload, res.Changed = json.RawMessage(`{}`), true
+	return res, nil
+}
+
+// redactContentOnly applies markers everywhere but redacts secrets only
+// in strings under a "content" member.
+func redactContentOnly(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	cfg := privacy.DefaultConfig()
+	cfg.RedactSecrets = false
+	markersOnly, err := privacy.New(cfg)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	r, err := markersOnly.SanitizePayload(provider, payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	v, err := decodeAny(r.Value)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	n := 0
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case []any:
+			for i := range v {
+				v[i] = walk(v[i])
+			}
+		case map[string]any:
+			for k, x := range v {
+				if s, ok := x.(string); ok && strings.EqualFold(k, "content") {
+					t, _ := defaultEngine.SanitizeText(provider, s)
+					n += t.SecretRedactions
+					v[k] = t.Text
+					continue
+				}
+				v[k] = walk(x)
+			}
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	res := r.ForProvider(provider)
+	res.Payload, res.SecretRedactions, res.Changed = out, res.SecretRedactions+n, res.Changed || n > 0
+	return res, nil
+}
+
+// echoPayloadError refuses every payload with an error that quotes it.
+func echoPayloadError(_ context.Context, _ contract.Adapter, _ string, payload any) (contract.PrivacyResult, error) {
+	raw, _ := toJSON(payload)
+	return contract.PrivacyResult{}, fmt.Errorf("cannot enforce privacy on %s", raw)
+}
+
+// Rules, as the failures state them, that catch the broken adapters.
+const (
+	catchLeak       = "must never reach it"
+	catchSecret     = "must be redacted before a remote provider receives it"
+	catchChanged    = "must report changed"
+	catchCounts     = "counts one"
+	catchDest       = "the destination follows the provider name"
+	catchFailClosed = "must fail closed"
+	catchAllowed    = "sanitisation withholds only what the policy blocks"
+	catchLocal      = "all its content must reach it"
+	catchSanitise   = "EnforcePrivacy must sanitise an inspectable payload"
+)
+
+var brokenPrivacyAdapters = []struct {
+	name    string
+	enforce enforceFunc
+	// catches lists the rules a failure may state for this adapter.
+	catches []string
+	// oldCasePasses is set when the kit's fixed privacy case misses it.
+	oldCasePasses bool
+}{
+	{"replaces the two fixed probes only", replaceFixedProbes, []string{catchChanged}, true},
+	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(replaceFixedProbes), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"sanitises only the messages member", sanitiseMessagesOnly, []string{catchLeak, catchSecret, catchCounts, catchLocal}, true},
+	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(sanitiseMessagesOnly), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"matches markers case-sensitively", caseSensitiveMarkers, []string{catchChanged, catchCounts, catchLocal}, true},
+	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(caseSensitiveMarkers), []string{catchLeak, catchLocal}, true},
+	{"treats any provider containing ollama as local", ollamaIsLocal, []string{catchDest}, true},
+	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(ollamaIsLocal), []string{catchLeak, catchSecret}, true},
+	{"drops a nested func and sends the rest", dropNestedFuncs, []string{catchFailClosed}, true},
+	{"drops all content", dropEverything, []string{catchAllowed, catchLocal}, true},
+	{"redacts secrets only in content members", redactContentOnly, []string{catchSecret, catchCounts}, true},
+	{"redacts secrets only in content members, reporting the reference's metadata", referenceMetadata(redactContentOnly), []string{catchSecret}, true},
+	{"quotes the payload in its error", echoPayloadError, []string{catchSanitise}, false},
+}
+
+// TestPrivacyProbesCatchBrokenAdapters runs the probe check and the engine
+// comparison on each broken adapter for many seeds: each must fail, with
+// one of the rules that name its defect, while the kit's fixed privacy
+// case passes most of them; and no failure text may hold a token of the
+// batch, a fixed probe or a marker.
+func TestPrivacyProbesCatchBrokenAdapters(t *testing.T) {
+	for _, b := range brokenPrivacyAdapters {
+		t.Run(b.name, func(t *testing.T) {
+			s := privacyStart(t, leakyFactory(b.enforce))
+			if r := s.RunCase(ctx, conformance.CasePrivacy); r.Passed != b.oldCasePasses {
+				t.Errorf("the fixed privacy case passed %t, want %t", r.Passed, b.oldCasePasses)
+			}
+			for seed := range uint64(6) {
+				r := conformance.PrivacyProbesCase(ctx, s, seed, conformance.PrivacyProbeCount)
+				checkCaught(t, r, seed, conformance.PrivacyProbeCount, "privacy-probes", b.catches)
+			}
+			for seed := range uint64(1) {
+				r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), seed, conformance.PrivacyEngineCount)
+				checkCaught(t, r, seed, conformance.PrivacyEngineCount, "privacy-engine", nil)
+			}
+			if r := conformance.PrivacyProbesRandomCase(ctx, s); r.Passed {
+				t.Error("a run with a random seed passed")
+			}
+		})
+	}
+}
+
+// checkCaught requires a failure stating one of the rules in catches (any
+// rule when catches is empty) whose text holds no probe.
+func checkCaught(t *testing.T, r conformance.CaseResult, seed uint64, n int, id string, catches []string) {
+	t.Helper()
+	if r.Passed {
+		t.Fatalf("%s, seed %d: passed", id, seed)
+	}
+	f := r.Failure
+	text := f.Error()
+	if !strings.HasPrefix(r.FailureCode, id+"-") {
+		t.Errorf("%s, seed %d: failure code %s", id, seed, r.FailureCode)
+	}
+	if len(catches) > 0 && !containsAny(f.Rule, catches) {
+		t.Errorf("%s, seed %d: caught by another rule:\n%s", id, seed, text)
+	}
+	if !strings.Contains(text, fmt.Sprintf("seed %#016x", seed)) {
+		t.Errorf("%s, seed %d: the failure does not name its seed:\n%s", id, seed, text)
+	}
+	for _, tok := range conformance.PrivacyProbeTokens(seed, n) {
+		if strings.Contains(text, tok) {
+			t.Fatalf("%s, seed %d: the failure shows a probe token:\n%s", id, seed, text)
+		}
+	}
+	if strings.Contains(strings.ToLower(text), "ds4:") || strings.Contains(text, conformance.ProbePrivateValue) {
+		t.Fatalf("%s, seed %d: the failure shows payload text:\n%s", id, seed, text)
+	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, x := range subs {
+		if strings.Contains(s, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// BenchmarkCheckPrivacyProbes measures one run of the probe check (64
+// payloads, each through EnforcePrivacy and Complete) against the
+// reference adapter; the session is created outside the timer.
+func BenchmarkCheckPrivacyProbes(b *testing.B) {
+	f := reference.NewConformanceFactory()
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := privacyStart(b, f)
+		b.StartTimer()
+		if r := conformance.PrivacyProbesRandomCase(ctx, s); !r.Passed {
+			b.Fatal(r.Failure)
+		}
+	}
+}
+
+// BenchmarkCheckPrivacyEngine measures one run of the engine comparison
+// against the reference adapter under the default configuration.
+func BenchmarkCheckPrivacyEngine(b *testing.B) {
+	s := privacyStart(b, reference.NewConformanceFactory())
+	b.ReportAllocs()
+	for b.Loop() {
+		if r := conformance.PrivacyEngineRandomCase(ctx, s, privacy.DefaultConfig()); !r.Passed {
+			b.Fatal(r.Failure)
+		}
+	}
+}
+
+// TestPrivacyEngineNamesTheDifferingPath checks that a payload difference
+// is reported by JSON path, kinds and sizes, never by its text.
+func TestPrivacyEngineNamesTheDifferingPath(t *testing.T) {
+	s := privacyStart(t, leakyFactory(referenceMetadata(caseSensitiveMarkers)))
+	r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), 3, conformance.PrivacyEngineCount)
+	if r.Passed {
+		t.Fatal("an adapter that misses mis-cased markers passed the engine comparison")
+	}
+	shape := regexp.MustCompile(`^payload \$(\.[A-Za-z_]+|\.<member #\d+>|\[\d+\])*: (a string of \d+ bytes expected, a different string of \d+ bytes got|.* expected, .* got)`)
+	if !shape.MatchString(r.Failure.Actual) {
+		t.Errorf("the difference is not shown by path and size: %s", r.Failure.Actual)
+	}
+	checkCaught(t, r, 3, conformance.PrivacyEngineCount, "privacy-engine", []string{"exactly what the privacy engine gives"})
+}
