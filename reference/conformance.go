@@ -9,6 +9,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // NewConformanceFactory returns the conformance factory of the reference
@@ -19,7 +20,8 @@ import (
 // configured with it, enabled, and prepares payloads with
 // conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder;
 // its Source appends to the history file with AppendMessage and corrupts it
-// by appending a line that does not parse.
+// by appending a line that does not parse; its PrivacyConfig is the default
+// configuration the adapter enforces.
 func NewConformanceFactory(opts ...FactoryOption) conformance.Factory {
 	var cfg factoryConfig
 	for _, o := range opts {
@@ -93,7 +95,8 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg
 	if err != nil {
 		return inst, err
 	}
-	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: historySource(path)}, nil
+	enforced := privacy.DefaultConfig()
+	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: historySource(path), PrivacyConfig: &enforced}, nil
 }
 
 // historySource is the conformance Source of an instance: its history

@@ -37,6 +37,11 @@ const (
 	CheckConcurrency = "concurrency"
 	// CheckProjection hands the factory generated histories.
 	CheckProjection = "projection"
+	// CheckPrivacyProbes sends generated probes an adapter cannot predict.
+	CheckPrivacyProbes = "privacy-probes"
+	// CheckPrivacyEngine compares enforcement with privacy.Engine under the
+	// declared configuration.
+	CheckPrivacyEngine = "privacy-engine"
 	// CheckEmbeddingPort checks a declared embedding port.
 	CheckEmbeddingPort = "embedding-port"
 	// The local KV checks (capability local-kv-reuse).
@@ -126,6 +131,7 @@ func buildCatalogue() []Check {
 		Rule:    "the seven contract cases pass in order on one instance, and the runner's final shutdown and cleanup succeed",
 		run:     checkInOrder})
 	out = append(out, extendedChecks()...)
+	out = append(out, privacyChecks()...)
 	out = append(out, localKVChecks()...)
 	out = append(out, slices.Concat(sourceChecks(), aliasingChecks())...)
 	return out

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/localkv"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // Setup is what a Factory receives to create one adapter instance: the
@@ -41,6 +42,10 @@ type Instance struct {
 	// the adapter, so that the source checks can change and damage it. The
 	// checks that need it are skipped when it is nil.
 	Source Source
+	// PrivacyConfig, if non-nil, is the privacy configuration the adapter
+	// enforces: the privacy-engine check then requires its enforcement to
+	// equal privacy.Engine's under it exactly. It is skipped when nil.
+	PrivacyConfig *privacy.Config
 }
 
 // Source is the canonical history an instance's adapter projects, as the

@@ -38,6 +38,7 @@ type options struct {
 	only             []string
 	tb               testing.TB
 	leftOut          []gen.Family
+	seed             uint64 // 0: a fresh random seed per check
 }
 
 func newOptions(opts []Option) *options {
@@ -80,6 +81,11 @@ func WithoutFamilies(fams ...gen.Family) Option {
 		}
 	}
 }
+
+// WithSeed makes the checks that draw random probes (privacy-probes,
+// privacy-engine) draw them from seed instead of a fresh random one, to
+// reproduce a failure: every such failure names its seed.
+func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
 
 // WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
 // check accepts (DefaultDiagnosticsLimit by default).

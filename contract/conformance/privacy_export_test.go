@@ -6,32 +6,35 @@ import (
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
+// CaseResult is a case's result, for the external tests.
+type CaseResult = caseResult
+
 // PrivacyProbesCase runs checkPrivacyProbes with n payloads from seed, as a
 // case, so that its failure is formatted as a run formats it.
 func PrivacyProbesCase(ctx context.Context, s *Session, seed uint64, n int) CaseResult {
-	return Case{ID: "privacy-probes", check: func(ctx context.Context, s *Session) error {
+	return contractCase{id: "privacy-probes", check: func(ctx context.Context, s *Session) error {
 		return checkPrivacyProbesSeed(ctx, s, seed, n)
-	}}.run(ctx, s)
+	}}.runCase(ctx, s)
 }
 
 // PrivacyProbesRandomCase runs checkPrivacyProbes itself (a fresh seed).
 func PrivacyProbesRandomCase(ctx context.Context, s *Session) CaseResult {
-	return Case{ID: "privacy-probes", check: checkPrivacyProbes}.run(ctx, s)
+	return contractCase{id: "privacy-probes", check: checkPrivacyProbes}.runCase(ctx, s)
 }
 
 // PrivacyEngineCase runs checkPrivacyEngine under cfg with n payloads
 // from seed, as a case.
 func PrivacyEngineCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
-	return Case{ID: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
 		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n)
-	}}.run(ctx, s)
+	}}.runCase(ctx, s)
 }
 
 // PrivacyEngineRandomCase runs checkPrivacyEngine itself (a fresh seed).
 func PrivacyEngineRandomCase(ctx context.Context, s *Session, cfg privacy.Config) CaseResult {
-	return Case{ID: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
 		return checkPrivacyEngine(ctx, s, cfg)
-	}}.run(ctx, s)
+	}}.runCase(ctx, s)
 }
 
 // PrivacyProbeTokens returns every token the batch of n payloads from seed
@@ -45,3 +48,13 @@ const (
 	PrivacyProbeCount  = privacyProbeCount
 	PrivacyEngineCount = privacyEngineCount
 )
+
+// ContractCase runs the contract case with the given id on s.
+func ContractCase(ctx context.Context, s *Session, id string) CaseResult {
+	for _, c := range contractCases() {
+		if c.id == id {
+			return c.runCase(ctx, s)
+		}
+	}
+	panic("no contract case " + id)
+}

@@ -35,6 +35,42 @@ func checkPrivacyProbes(ctx context.Context, s *Session) error {
 	return checkPrivacyProbesSeed(ctx, s, randomSeed(), privacyProbeCount)
 }
 
+// seed returns the run's seed, or a fresh random one.
+func (e *env) seed() uint64 {
+	if e.opts.seed != 0 {
+		return e.opts.seed
+	}
+	return randomSeed()
+}
+
+func privacyChecks() []Check {
+	return []Check{
+		{ID: CheckPrivacyProbes, Kind: KindExtended,
+			Summary: fmt.Sprintf("keeps %d generated payloads' local-only content and secrets from remote providers: random probes in every content key, marker class and casing, escaped names, look-alike providers, partly inspectable values", privacyProbeCount),
+			Rule:    "no content of a class the destination does not allow, and no secret, reaches a remote provider — whatever the key, depth, marker casing or escaping; allowed content does; a payload that cannot be fully inspected fails closed without a transport call",
+			run: func(ctx context.Context, e *env) error {
+				s, err := e.start(ctx)
+				if err != nil {
+					return err
+				}
+				return checkPrivacyProbesSeed(ctx, s, e.seed(), privacyProbeCount)
+			}},
+		{ID: CheckPrivacyEngine, Kind: KindExtended,
+			Summary: fmt.Sprintf("enforces privacy exactly as privacy.Engine does under the configuration the factory declares, for %d generated payloads", privacyEngineCount),
+			Rule:    "an adapter declaring its privacy configuration (Instance.PrivacyConfig) enforces it exactly as the reference engine does: the same destination, counts and sanitised payload",
+			run: func(ctx context.Context, e *env) error {
+				s, err := e.start(ctx)
+				if err != nil {
+					return err
+				}
+				if s.instance.PrivacyConfig == nil {
+					return skip("the factory declares no privacy configuration (Instance.PrivacyConfig)")
+				}
+				return checkPrivacyEngineSeed(ctx, s, *s.instance.PrivacyConfig, e.seed(), privacyEngineCount)
+			}},
+	}
+}
+
 // checkPrivacyProbesSeed is checkPrivacyProbes with n payloads from seed.
 func checkPrivacyProbesSeed(ctx context.Context, s *Session, seed uint64, n int) error {
 	b := newProbeBatch(seed, n, s.fixture.Model.Provider)

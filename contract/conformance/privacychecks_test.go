@@ -477,7 +477,7 @@ func TestPrivacyProbesCatchBrokenAdapters(t *testing.T) {
 	for _, b := range brokenPrivacyAdapters {
 		t.Run(b.name, func(t *testing.T) {
 			s := privacyStart(t, leakyFactory(b.enforce))
-			if r := s.RunCase(ctx, conformance.CasePrivacy); r.Passed != b.oldCasePasses {
+			if r := conformance.ContractCase(ctx, s, conformance.CasePrivacy); r.Passed != b.oldCasePasses {
 				t.Errorf("the fixed privacy case passed %t, want %t", r.Passed, b.oldCasePasses)
 			}
 			for seed := range uint64(6) {

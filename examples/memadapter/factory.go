@@ -7,6 +7,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // ConformanceFactory returns the factory the conformance suite runs: each
@@ -38,7 +39,8 @@ func ConformanceFactory(embeddings bool) conformance.Factory {
 		if err != nil {
 			return conformance.Instance{Cleanup: cleanup}, err
 		}
-		return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: source{a}}, nil
+		cfg := privacy.DefaultConfig() // what the adapter enforces (privacy.go)
+		return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: source{a}, PrivacyConfig: &cfg}, nil
 	})
 }
 
