@@ -126,6 +126,7 @@ func buildCatalogue() []Check {
 		run:     checkInOrder})
 	out = append(out, extendedChecks()...)
 	out = append(out, localKVChecks()...)
+	out = append(out, slices.Concat(fallbackChecks(), lifecycleChecks())...)
 	return out
 }
 

@@ -21,7 +21,7 @@ type env struct {
 	note     string
 	refused  refusals // generated histories the factory refused
 	report   *Report  // set by the in-order check
-	created  int     // instances the factory created
+	created  int      // instances the factory created
 }
 
 // start creates a fresh instance holding the conformance fixture.
