@@ -279,7 +279,7 @@ func checkConcurrent(ctx context.Context, e *env) error {
 	if n := tr.Len() - before; n != concurrentWorkers*concurrentRounds {
 		report(fmt.Sprintf("%d transport requests, want %d", n, concurrentWorkers*concurrentRounds))
 	} else if missing, extra := payloadMultisetDiff(slices.Concat(sent...), tr.Requests()[before:]); missing > 0 || extra > 0 {
-		report(fmt.Sprintf("the transport received %d payloads that were not sent (or not as sent), and %d sent payloads never reached it (not shown)", extra, missing))
+		report(fmt.Sprintf("%d transported payloads match no sent one (each sent payload matches once), and %d sent payloads never reached the transport (not shown)", extra, missing))
 	}
 	if len(problems) > 0 {
 		return broken("an adapter is safe for concurrent use: concurrent calls answer as serial calls do, and the transport receives each request's own payload",

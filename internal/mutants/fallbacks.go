@@ -344,9 +344,13 @@ func (m *busyShutdown) Shutdown(ctx context.Context) error {
 }
 
 // sharedBuffer encodes every payload into one buffer it shares between
-// completions, without a lock, yielding as it writes.
+// completions and hands the adapter what the buffer holds once it has
+// yielded: a concurrent completion's payload, as often as not. Each access
+// is locked, so the race detector sees nothing: only comparing what the
+// transport receives with what was sent finds it.
 type sharedBuffer struct {
 	decorator
+	mu  sync.Mutex
 	buf []byte
 }
 
@@ -355,12 +359,13 @@ func (m *sharedBuffer) Complete(ctx context.Context, req contract.CompletionRequ
 	if err != nil {
 		return m.Adapter.Complete(ctx, req)
 	}
-	m.buf = m.buf[:0]
-	for _, b := range raw {
-		m.buf = append(m.buf, b)
-		runtime.Gosched()
-	}
-	req.Payload = json.RawMessage(append([]byte(nil), m.buf...))
+	m.mu.Lock()
+	m.buf = append(m.buf[:0], raw...)
+	m.mu.Unlock()
+	runtime.Gosched()
+	m.mu.Lock()
+	req.Payload = json.RawMessage(slices.Clone(m.buf))
+	m.mu.Unlock()
 	return m.Adapter.Complete(ctx, req)
 }
 
