@@ -9,6 +9,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/reference"
 )
 
 // doubledClosed reports every adapter-closed diagnostic twice.
@@ -95,4 +96,26 @@ func (q *quoting) Diagnostics() []contract.Diagnostic {
 		ds = append(ds, contract.Diagnostic{Code: "quoted", Severity: contract.SeverityWarning, Message: "failed: " + *p})
 	}
 	return ds
+}
+
+// BenchmarkFallbackAndLifecycleChecks measures each check of the fallback
+// table and the lifecycle, and the concurrency check, on a fresh instance
+// of the example and the reference adapter, factory and cleanup included.
+func BenchmarkFallbackAndLifecycleChecks(b *testing.B) {
+	ids := []string{conformance.CheckFallbacks, conformance.CheckInvalidRequests, conformance.CheckClosedFirst,
+		conformance.CheckRecordedDiagnostics, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown,
+		conformance.CheckLocalKVShutdownOnce, conformance.CheckConcurrency}
+	for _, f := range []conformance.Factory{correct(), reference.NewConformanceFactory()} {
+		for _, id := range ids {
+			c, _ := conformance.CheckByID(id)
+			b.Run(f.Name()+"/"+id, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if r := c.Run(ctx, f); !r.Passed() {
+						b.Fatal(r.Failure)
+					}
+				}
+			})
+		}
+	}
 }
