@@ -83,7 +83,7 @@ func TestConformCatchesMutantProcesses(t *testing.T) {
 		{"forwards-unsanitised-payload", false, []string{conformance.CasePrivacy, conformance.CheckInOrder}, "privacy-assertion-failed"},
 		{"panics-in-identity", false, []string{conformance.CaseIdentity, conformance.CheckInOrder}, "identity-threw"},
 		{"splits-parallel-batch", true, []string{conformance.CheckProjection}, "projection-assertion-failed"},
-		{"leaks-probe-into-diagnostic", true, []string{conformance.CheckDiagnosticsPrivacy}, "diagnostics-privacy-assertion-failed"},
+		{"leaks-probe-into-diagnostic", true, []string{conformance.CheckDiagnosticsPrivacy, conformance.CheckFallbacks, conformance.CheckClosedFirst}, "diagnostics-privacy-assertion-failed"},
 	} {
 		t.Run(tc.mutant, func(t *testing.T) {
 			t.Parallel()

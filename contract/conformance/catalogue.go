@@ -134,6 +134,7 @@ func buildCatalogue() []Check {
 	out = append(out, privacyChecks()...)
 	out = append(out, localKVChecks()...)
 	out = append(out, slices.Concat(sourceChecks(), aliasingChecks())...)
+	out = append(out, slices.Concat(fallbackChecks(), lifecycleChecks())...)
 	return out
 }
 

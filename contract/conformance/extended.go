@@ -243,6 +243,15 @@ func checkConcurrent(ctx context.Context, e *env) error {
 		}
 		mu.Unlock()
 	}
+	// Every worker sends a payload of its own in every round, so the
+	// transport must receive exactly the payloads sent.
+	sent := make([][]any, concurrentWorkers)
+	for w := range sent {
+		sent[w] = make([]any, concurrentRounds)
+		for r := range sent[w] {
+			sent[w][r], _ = tokenPayload(fmt.Sprintf("concurrency-w%d-r%d", w, r))
+		}
+	}
 	for w := range concurrentWorkers {
 		wg.Go(func() {
 			defer func() {
@@ -250,8 +259,8 @@ func checkConcurrent(ctx context.Context, e *env) error {
 					report(fmt.Sprintf("worker %d: panic: %s", w, Redact(fmt.Sprint(v))))
 				}
 			}()
-			for range concurrentRounds {
-				c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: PlainPayload()})
+			for r := range concurrentRounds {
+				c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: sent[w][r]})
 				if c.Status != contract.StatusCompleted {
 					report(fmt.Sprintf("worker %d: completion %q %q", w, Redact(string(c.Status)), Redact(string(c.Code))))
 				}
@@ -270,13 +279,58 @@ func checkConcurrent(ctx context.Context, e *env) error {
 	wg.Wait()
 	if n := tr.Len() - before; n != concurrentWorkers*concurrentRounds {
 		report(fmt.Sprintf("%d transport requests, want %d", n, concurrentWorkers*concurrentRounds))
+	} else if missing, extra := payloadMultisetDiff(slices.Concat(sent...), tr.Requests()[before:]); missing > 0 || extra > 0 {
+		report(fmt.Sprintf("%d transported payloads match no sent one (each sent payload matches once), and %d sent payloads never reached the transport (not shown)", extra, missing))
 	}
 	if len(problems) > 0 {
-		return broken("an adapter is safe for concurrent use: concurrent calls answer as serial calls do",
-			fmt.Sprintf("every completion completed and every snapshot had revision %q and message ids %q", Redact(base.Revision), redactAll(baseIDs)),
+		return broken("an adapter is safe for concurrent use: concurrent calls answer as serial calls do, and the transport receives each request's own payload",
+			fmt.Sprintf("every completion completed, the transport received exactly the %d distinct payloads sent, and every snapshot had revision %q and message ids %q",
+				concurrentWorkers*concurrentRounds, Redact(base.Revision), redactAll(baseIDs)),
 			strings.Join(problems, "\n          "))
 	}
 	return nil
+}
+
+// payloadMultisetDiff compares the payloads sent with those the transport
+// received, as multisets of JSON values: it returns how many sent payloads
+// have no received match and how many received payloads have no sent
+// match. A received payload that is not JSON matches nothing.
+func payloadMultisetDiff(sent []any, received []contract.TransportRequest) (missing, extra int) {
+	count := map[string]int{}
+	for _, p := range sent {
+		b, err := json.Marshal(p)
+		if err != nil {
+			missing++
+			continue
+		}
+		count[canonicalJSON(b)]++
+	}
+	for _, r := range received {
+		k := canonicalJSON(r.Payload)
+		if k == "" || count[k] == 0 {
+			extra++
+			continue
+		}
+		count[k]--
+	}
+	for _, n := range count {
+		missing += n
+	}
+	return missing, extra
+}
+
+// canonicalJSON returns one encoding of the JSON value data holds (object
+// members sorted), or "" when data is not JSON.
+func canonicalJSON(data []byte) string {
+	var v any
+	if json.Unmarshal(data, &v) != nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // embeddingTexts are what the embeddings check embeds: a few short texts,
@@ -374,8 +428,8 @@ func extendedChecks() []Check {
 			Summary: fmt.Sprintf("keeps its diagnostics bounded over %d failing completions", failingCompletions),
 			Rule:    "diagnostics are a bounded list"},
 		{ID: CheckConcurrency, Kind: KindExtended, run: checkConcurrent,
-			Summary: fmt.Sprintf("answers completions and snapshots from %d goroutines consistently", concurrentWorkers),
-			Rule:    "an adapter is safe for concurrent use: concurrent calls answer as serial calls do"},
+			Summary: fmt.Sprintf("answers completions of distinct payloads and snapshots from %d goroutines consistently; the transport receives exactly the payloads sent", concurrentWorkers),
+			Rule:    "an adapter is safe for concurrent use: concurrent calls answer as serial calls do, and each completion sends its own payload"},
 		{ID: CheckProjection, Kind: KindExtended, run: checkProjection,
 			Summary: "projects generated canonical histories: same messages in order, valid, with exactly the derived tool atomic groups",
 			Rule:    "a snapshot is the faithful projection of whatever valid canonical history the runtime holds"},

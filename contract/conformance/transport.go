@@ -26,6 +26,7 @@ type RecordingTransport struct {
 	mu       sync.Mutex
 	requests []contract.TransportRequest
 	armed    bool
+	echo     bool // the armed failure echoes the request (failNextEchoing)
 }
 
 // NewRecordingTransport returns an unarmed transport with no requests.
@@ -37,7 +38,11 @@ func (t *RecordingTransport) Send(_ context.Context, req contract.TransportReque
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.armed {
-		t.armed = false
+		echo := t.echo
+		t.armed, t.echo = false, false
+		if echo {
+			return nil, echoedTransportError{payload: string(req.Payload)}
+		}
 		return nil, ErrInjectedTransportFailure
 	}
 	req.Payload = slices.Clone(req.Payload)
@@ -48,7 +53,16 @@ func (t *RecordingTransport) Send(_ context.Context, req contract.TransportReque
 // FailNext arms the transport: the next request fails once.
 func (t *RecordingTransport) FailNext() {
 	t.mu.Lock()
-	t.armed = true
+	t.armed, t.echo = true, false
+	t.mu.Unlock()
+}
+
+// failNextEchoing arms the transport like FailNext, but the failure is an
+// echoedTransportError: its text quotes the request's payload and a
+// credential, as a careless provider's error might.
+func (t *RecordingTransport) failNextEchoing() {
+	t.mu.Lock()
+	t.armed, t.echo = true, true
 	t.mu.Unlock()
 }
 
@@ -57,9 +71,24 @@ func (t *RecordingTransport) Disarm() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	was := t.armed
-	t.armed = false
+	t.armed, t.echo = false, false
 	return was
 }
+
+// echoedTransportCredential is the credential an echoed transport error
+// quotes: it holds the credential probe.
+const echoedTransportCredential = ProbeCredential + "-upstream-7f3a9c"
+
+// echoedTransportError is a transport failure whose text echoes the request
+// body it was sent and the credential the request was sent with. An adapter
+// that copies a transport error into a diagnostic leaks both.
+type echoedTransportError struct{ payload string }
+
+func (e echoedTransportError) Error() string {
+	return "upstream rejected the request (authorization: Bearer " + echoedTransportCredential + "; body " + e.payload + ")"
+}
+
+func (echoedTransportError) Unwrap() error { return ErrInjectedTransportFailure }
 
 // Len returns the number of recorded requests.
 func (t *RecordingTransport) Len() int {

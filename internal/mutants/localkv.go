@@ -96,7 +96,7 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-declared-port-unused", Breaks: "an adapter declaring local-kv-reuse offers eligible local completions to its port",
-		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVChangedPrefix, conformance.CheckLocalKVNonHit, conformance.CheckLocalKVReplayFailure),
+		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVChangedPrefix, conformance.CheckLocalKVNonHit, conformance.CheckLocalKVReplayFailure, conformance.CheckLocalKVShutdownOnce),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return declaresLocalKV{decorator{a}} },
 		port:  func(localkv.RuntimePort, *env) localkv.RuntimePort { return nil },
 	},

@@ -25,6 +25,9 @@ type Mutant struct {
 	Breaks string
 	// RunnerErr, when set, is the error Run must return instead of a report.
 	RunnerErr error
+	// Races marks a mutant with a real data race: under the race detector
+	// it is run in a child process only.
+	Races bool
 	// Fails lists the ids of the checks that must fail (or error): in the
 	// catalogue run by conformance.RunChecks and the CLI, and in the Ginkgo
 	// suite, whose specs carry the checks' ids.
@@ -119,7 +122,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
@@ -198,11 +201,13 @@ var catalogue = []Mutant{
 	{
 		Name: "forwards-unsanitised-payload", Breaks: "the transport receives the sanitised payload only",
 		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
-		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return &unsanitised{decorator{a}, e} },
+		wrap: func(a contract.Adapter, e *env) contract.Adapter {
+			return &unsanitised{decorator: decorator{a}, env: e}
+		},
 	},
 	{
 		Name: "transport-after-privacy-failure", Breaks: "the transport is not called when privacy enforcement fails",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckFallbacks),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
 	},
 	{
@@ -217,34 +222,34 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticCompletionTransportFailed}
 		},
 	},
 	{
 		Name: "transport-error-reported-completed", Breaks: "a transport failure is a fallback, never a completion",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return transportCompleted{decorator{a}} },
 	},
 	{
 		Name: "transport-failure-not-retryable", Breaks: "a transport-failed fallback is retryable",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return notRetryable{decorator{a}} },
 	},
 	{
 		Name: "second-shutdown-errors", Breaks: "shutdown is idempotent",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &secondShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "shutdown-errors-once-closed", Breaks: "shutdown is idempotent (the runner's final shutdown fails too)",
-		RunnerErr: conformance.ErrShutdown, Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed),
+		RunnerErr: conformance.ErrShutdown, Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &closedShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "reads-history-after-shutdown", Breaks: "history reads fail after shutdown",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckSourceCorrupt),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckSourceCorrupt, conformance.CheckConcurrentShutdown),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
 	},
 	{
@@ -254,35 +259,35 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "completes-after-shutdown", Breaks: "completions fall back with adapter-closed after shutdown",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
 	},
 	{
 		Name: "transport-called-after-shutdown", Breaks: "a closed adapter never reaches the transport",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
 	},
 	{
 		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticAdapterClosed}
 		},
 	},
 	{
 		Name: "leaks-probe-into-diagnostic", Breaks: "diagnostics are metadata only",
-		Fails: all(conformance.CheckDiagnosticsPrivacy),
+		Fails: all(conformance.CheckDiagnosticsPrivacy, conformance.CheckFallbacks, conformance.CheckClosedFirst),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &leakyDiagnostics{decorator: decorator{a}} },
 	},
 	{
 		Name: "unbounded-diagnostics", Breaks: "diagnostics are a bounded list",
-		Fails: all(conformance.CheckBoundedDiagnostics),
+		Fails: all(conformance.CheckBoundedDiagnostics, conformance.CheckFallbacks, conformance.CheckClosedFirst),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &unboundedDiagnostics{decorator: decorator{a}}
 		},
 	},
 	{
-		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use",
+		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use", Races: true,
 		Fails: all(conformance.CheckConcurrency),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
 	},
@@ -456,13 +461,17 @@ func (m rebuildRevision) RebuildDerivedState(ctx context.Context) (contract.Hist
 }
 
 // unsanitised lets the inner adapter sanitise (so failures still fail
-// closed) but has the transport receive the raw payload instead.
+// closed) but has the transport receive the raw payload instead. It runs
+// one completion at a time, so concurrent ones never share the raw slot.
 type unsanitised struct {
 	decorator
-	env *env
+	env    *env
+	serial sync.Mutex
 }
 
 func (m *unsanitised) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	m.serial.Lock()
+	defer m.serial.Unlock()
 	raw, err := json.Marshal(req.Payload)
 	if err != nil {
 		return m.Adapter.Complete(ctx, req)
