@@ -139,8 +139,8 @@ func UnmarshalBlockJSON(data []byte) (Block, error) {
 func (d *decoder) block() (Block, error) {
 	start := d.s.Offset()
 	typ, found := "", false
-	err := d.s.Object(func(name []byte) error {
-		if string(name) != "type" {
+	err := d.s.Object(func(name string) error {
+		if name != "type" {
 			return d.s.Skip()
 		}
 		v, err := d.str("type")
@@ -262,8 +262,8 @@ var (
 
 func (d *decoder) blockFields(typ string, extra *[]Field, known []fieldSpec, field func(name string) error) error {
 	var seen [4]bool
-	err := d.s.Object(func(name []byte) error {
-		if string(name) == "type" {
+	err := d.s.Object(func(name string) error {
+		if name == "type" {
 			// A repeated "type" must agree with the first: JSON.parse would
 			// keep the last one, and guessing between them is unsafe.
 			v, err := d.str("type")
@@ -275,7 +275,7 @@ func (d *decoder) blockFields(typ string, extra *[]Field, known []fieldSpec, fie
 			return err
 		}
 		for j := range known {
-			if known[j].name == string(name) {
+			if known[j].name == name {
 				seen[j] = true
 				return field(known[j].name)
 			}

@@ -235,7 +235,7 @@ func decodeRecord(line []byte) (contract.Message, string, error) {
 		hasTyp, hasMsg bool
 	)
 	s := jsonw.NewScanner(line)
-	err := s.Object(func(name []byte) error {
+	err := s.Object(func(name string) error {
 		var err error
 		switch string(name) {
 		case "type":
@@ -279,7 +279,7 @@ func decodeHeader(line []byte) (Header, error) {
 		seen [4]bool
 	)
 	s := jsonw.NewScanner(line)
-	err := s.Object(func(name []byte) error {
+	err := s.Object(func(name string) error {
 		var err error
 		switch string(name) {
 		case "type":

@@ -46,12 +46,11 @@ func (s *Scanner) value(depth int) (Value, error) {
 	case Object:
 		v := Value{Kind: Object, Members: []Member{}}
 		index := map[string]int(nil)
-		err := s.Object(func(name []byte) error {
+		err := s.Object(func(key string) error {
 			child, err := s.value(depth + 1)
 			if err != nil {
 				return err
 			}
-			key := string(name)
 			if len(v.Members) >= 8 && index == nil {
 				index = make(map[string]int, 16)
 				for i, m := range v.Members {
