@@ -20,12 +20,13 @@ const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{
 
 // These patterns need neither look-behind nor back-references, so Go's
 // regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds. Case-insensitive parts are spelt out as
+// exactly what JavaScript finds; \b is ASCII in both, as JavaScript's is
+// without the u flag. Case-insensitive parts are spelt out as
 // ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
 // which JavaScript does not.
 var (
 	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	bearerPattern = regexp.MustCompile(`([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
+	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
 )
 
 // redactSecrets replaces secrets in s, pattern after pattern over the
@@ -70,10 +71,16 @@ func replaceAll(re *regexp.Regexp, s, repl string, keepPrefix bool, n *int) stri
 // containsFoldASCII reports whether s contains lower, ASCII
 // case-insensitively.
 func containsFoldASCII(s, lower string) bool {
-	first, upper := lower[0], lower[0]-'a'+'A'
-	for i := 0; i+len(lower) <= len(s); i++ {
-		if (s[i] == first || s[i] == upper) && hasPrefixFoldASCII(s, i, lower) {
-			return true
+	for _, first := range [2]byte{lower[0], lower[0] - 'a' + 'A'} {
+		for i := 0; ; i++ {
+			k := strings.IndexByte(s[i:], first)
+			if k < 0 {
+				break
+			}
+			i += k
+			if hasPrefixFoldASCII(s, i, lower) {
+				return true
+			}
 		}
 	}
 	return false
@@ -159,6 +166,9 @@ func secretValueEnd(s string, i int) (int, int) {
 // value never contains a quote, an opening quote that is not closed right
 // after the value means there is no match at that position.
 func redactAssignments(s string, n *int) string {
+	if strings.IndexByte(s, ':') < 0 && strings.IndexByte(s, '=') < 0 {
+		return s // no separator, so no assignment
+	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); i++ {
@@ -267,6 +277,9 @@ func atWordBoundary(s string, i int) bool {
 // redactCredentials replaces every credential with the credential
 // placeholder, scanning left to right and resuming after each match.
 func redactCredentials(s string, n *int) string {
+	if strings.IndexByte(s, '-') < 0 && strings.IndexByte(s, '_') < 0 && !strings.Contains(s, "AKIA") {
+		return s // every credential holds a '-', a '_' or "AKIA"
+	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); i++ {
