@@ -112,27 +112,6 @@ func (b *OpaqueProviderBlock) appendFields(dst []byte) ([]byte, error) {
 	return w.b, w.err
 }
 
-// MarshalBlockJSON encodes one block as wire JSON ("type" first, then the
-// block's fields in contract order, then unknown fields).
-func MarshalBlockJSON(b Block) ([]byte, error) {
-	if b == nil {
-		return nil, errors.New("contract: encode block: nil block")
-	}
-	return appendBlockJSON(nil, b)
-}
-
-// UnmarshalBlockJSON decodes one block's wire JSON strictly, dispatching on
-// its "type" member.
-func UnmarshalBlockJSON(data []byte) (Block, error) {
-	var b Block
-	err := decodeWith("block", data, func(d *decoder) error {
-		var err error
-		b, err = d.block()
-		return err
-	})
-	return b, err
-}
-
 // block decodes one block at the scanner's position. It first finds the
 // "type" member (immediately, when it comes first, as writers put it), then
 // decodes the members for that type.

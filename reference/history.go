@@ -17,6 +17,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // HeaderType is the "type" of a history file's header line.
@@ -397,11 +398,11 @@ func CreateHistory(ctx context.Context, path string, h Header, messages []contra
 	if err != nil {
 		return err
 	}
-	h.RuntimeID = contract.TrimJS(h.RuntimeID)
+	h.RuntimeID = jsstring.Trim(h.RuntimeID)
 	if h.RuntimeID == "" {
 		h.RuntimeID = DefaultRuntimeID
 	}
-	h.SessionID = contract.TrimJS(h.SessionID)
+	h.SessionID = jsstring.Trim(h.SessionID)
 	if h.SessionID == "" {
 		return parseError(op, path, 0, ErrInvalidHeader, "session id is blank", nil)
 	}

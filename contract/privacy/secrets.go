@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // The replacement texts of secret redaction.
@@ -14,10 +16,6 @@ const (
 	redactedSecret     = "[DS4 REDACTED SECRET]"
 )
 
-// jsSpaceClass is JavaScript's \s as a Go regular expression class (Go's
-// own \s is ASCII only).
-const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]`
-
 // These patterns need neither look-behind nor back-references, so Go's
 // regexp, which picks the match a backtracking engine would pick, finds
 // exactly what JavaScript finds; \b is ASCII in both, as JavaScript's is
@@ -26,7 +24,7 @@ const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{
 // which JavaScript does not.
 var (
 	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
+	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsstring.SpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
 )
 
 // redactSecrets replaces secrets in s, pattern after pattern over the
@@ -117,7 +115,7 @@ func assignmentKeyAt(s string, i int) int {
 func skipJSSpace(s string, i int) int {
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isJSSpace(r) {
+		if !jsstring.IsSpace(r) {
 			return i
 		}
 		i += size
@@ -137,7 +135,7 @@ func secretValueEnd(s string, i int) (int, int) {
 			case ',', '"', '\'', ';', '}', ']':
 				return i, units
 			}
-			if isJSSpace(rune(c)) {
+			if jsstring.IsSpace(rune(c)) {
 				return i, units
 			}
 			i++
@@ -145,14 +143,10 @@ func secretValueEnd(s string, i int) (int, int) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if isJSSpace(r) {
+		if jsstring.IsSpace(r) {
 			return i, units
 		}
-		if r > 0xFFFF {
-			units += 2
-		} else {
-			units++
-		}
+		units += jsstring.Units(r)
 		i += size
 	}
 	return i, units

@@ -131,15 +131,6 @@ func TestScannerTypeErrorsNameBothKinds(t *testing.T) {
 	}
 }
 
-func TestCompareUTF16(t *testing.T) {
-	if CompareUTF16("\U0001F600", "\uE000") >= 0 {
-		t.Error("U+1F600 must sort before U+E000 in UTF-16 order")
-	}
-	if CompareUTF16("a", "ab") >= 0 || CompareUTF16("A", "a") >= 0 || CompareUTF16("b", "b") != 0 {
-		t.Error("basic order wrong")
-	}
-}
-
 func FuzzNormalizeIsIdempotent(f *testing.F) {
 	for _, s := range []string{`{"a":[1,2,{"b":null}]}`, `"x"`, `{"1":0,"a":1}`, `1e21`} {
 		f.Add([]byte(s))
