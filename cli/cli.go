@@ -51,6 +51,7 @@ func (r *repeated) Set(v string) error {
 type flags struct {
 	exec, name, report, junit string
 	timeout                   time.Duration
+	seed                      uint64
 	histories                 int
 	extended                  bool
 	checks, require, leaveOut repeated
@@ -72,6 +73,7 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	fs.StringVar(&f.junit, "junit", "", "write JUnit XML results to `file`")
 	fs.BoolVar(&f.extended, "extended", true, "run the extended and capability-gated checks as well as the contract cases")
 	fs.IntVar(&f.histories, "histories", conformance.DefaultHistories, "generated canonical histories the projection check hands the adapter (0 skips it)")
+	fs.Uint64Var(&f.seed, "seed", 0, "draw the random probes of the privacy checks from this `seed`, to reproduce a failure (0: a fresh one)")
 	fs.Var(&f.checks, "check", "run only the check with this `id` (repeatable, or comma-separated)")
 	fs.Var(&f.require, "require", "make the checks of this `capability` fail rather than skip when the adapter does not declare it (repeatable)")
 	fs.Var(&f.leaveOut, "leave-out", "draw no generated history of this shape `family` (repeatable): "+familyNames())
@@ -101,7 +103,7 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		}
 	}
 	opts := []conformance.Option{conformance.WithCallTimeout(f.timeout), conformance.WithHistories(f.histories),
-		conformance.WithRequiredCapabilities(f.require...)}
+		conformance.WithRequiredCapabilities(f.require...), conformance.WithSeed(f.seed)}
 	if len(f.leaveOut) > 0 {
 		fams := make([]gen.Family, len(f.leaveOut))
 		for i, name := range f.leaveOut {

@@ -112,35 +112,14 @@ func (b *OpaqueProviderBlock) appendFields(dst []byte) ([]byte, error) {
 	return w.b, w.err
 }
 
-// MarshalBlockJSON encodes one block as wire JSON ("type" first, then the
-// block's fields in contract order, then unknown fields).
-func MarshalBlockJSON(b Block) ([]byte, error) {
-	if b == nil {
-		return nil, errors.New("contract: encode block: nil block")
-	}
-	return appendBlockJSON(nil, b)
-}
-
-// UnmarshalBlockJSON decodes one block's wire JSON strictly, dispatching on
-// its "type" member.
-func UnmarshalBlockJSON(data []byte) (Block, error) {
-	var b Block
-	err := decodeWith("block", data, func(d *decoder) error {
-		var err error
-		b, err = d.block()
-		return err
-	})
-	return b, err
-}
-
 // block decodes one block at the scanner's position. It first finds the
 // "type" member (immediately, when it comes first, as writers put it), then
 // decodes the members for that type.
 func (d *decoder) block() (Block, error) {
 	start := d.s.Offset()
 	typ, found := "", false
-	err := d.s.Object(func(name []byte) error {
-		if string(name) != "type" {
+	err := d.s.Object(func(name string) error {
+		if name != "type" {
 			return d.s.Skip()
 		}
 		v, err := d.str("type")
@@ -262,8 +241,8 @@ var (
 
 func (d *decoder) blockFields(typ string, extra *[]Field, known []fieldSpec, field func(name string) error) error {
 	var seen [4]bool
-	err := d.s.Object(func(name []byte) error {
-		if string(name) == "type" {
+	err := d.s.Object(func(name string) error {
+		if name == "type" {
 			// A repeated "type" must agree with the first: JSON.parse would
 			// keep the last one, and guessing between them is unsafe.
 			v, err := d.str("type")
@@ -275,7 +254,7 @@ func (d *decoder) blockFields(typ string, extra *[]Field, known []fieldSpec, fie
 			return err
 		}
 		for j := range known {
-			if known[j].name == string(name) {
+			if known[j].name == name {
 				seen[j] = true
 				return field(known[j].name)
 			}

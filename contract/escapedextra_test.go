@@ -9,7 +9,7 @@ import (
 // TestDecodeKeepsEscapedUnknownMemberNames checks that an unknown member
 // whose name is written with escapes keeps its name when its value holds
 // escaped strings too (unknown members are kept verbatim).
-func TestDecodeKeepsEscapedUnknownMemberNames(t *testing.T) {
+func TestDecodeKeepsAnEscapedUnknownMemberName(t *testing.T) {
 	raw := `{"id":"s:e1","sourceEntryId":"e\u0031","role":"user","blocks":[{"type":"text","text":"\u00e9 0123456789012345678901234567"}],` +
 		`"provenance":{"source":"runtime-session","sessionId":"s","entryId":"e1","runtimeId":"rt"},"flags":{"pinned":false,"atomic":false,"localOnly":false,"synthetic":false},` +
 		`"vend\u006fr":{"note":"\u00e9\u00e9\u00e9\u00e9 abcdefgh"}}`

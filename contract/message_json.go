@@ -116,10 +116,10 @@ var (
 func (d *decoder) message(m *Message) error {
 	*m = Message{}
 	req := required{names: messageRequired}
-	err := d.object("", func(name []byte) error {
+	err := d.object("", func(name string) error {
 		req.see(name)
 		var err error
-		switch string(name) {
+		switch name {
 		case "id":
 			m.ID, err = d.str("id")
 		case "sourceEntryId":
@@ -169,10 +169,10 @@ func (d *decoder) message(m *Message) error {
 func (d *decoder) provenance(p *Provenance) error {
 	*p = Provenance{}
 	req := required{names: provenanceRequired}
-	err := d.object("provenance", func(name []byte) error {
+	err := d.object("provenance", func(name string) error {
 		req.see(name)
 		var err error
-		switch string(name) {
+		switch name {
 		case "source":
 			var s string
 			if s, err = d.str("source"); err == nil {
@@ -206,9 +206,9 @@ func (d *decoder) provenance(p *Provenance) error {
 
 func (d *decoder) flags(f *Flags) error {
 	*f = Flags{}
-	return d.object("flags", func(name []byte) error {
+	return d.object("flags", func(name string) error {
 		var err error
-		switch string(name) {
+		switch name {
 		case "pinned":
 			f.Pinned, err = d.optBool("pinned")
 		case "atomic":

@@ -1,6 +1,10 @@
 package contract
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
+)
 
 // CapabilityDeclaration is an adapter's statement about one capability. A
 // supported capability needs a version; an unsupported one needs a reason.
@@ -74,14 +78,14 @@ const (
 	ReasonNotDeclared          = "runtime adapter did not declare this capability"
 )
 
-// MaxReasonLength is the length, in UTF-16 code units, a declared reason is cut to.
-const MaxReasonLength = 240
+// maxReasonLength is the length, in UTF-16 code units, a declared reason is cut to.
+const maxReasonLength = 240
 
-// ValidCapabilityVersion reports whether v, trimmed, is a valid capability
+// validCapabilityVersion reports whether v, trimmed, is a valid capability
 // version: 1–64 characters of [a-z0-9._-] (ASCII letters of either case),
 // starting with a letter or digit.
-func ValidCapabilityVersion(v string) bool {
-	v = TrimJS(v)
+func validCapabilityVersion(v string) bool {
+	v = jsstring.Trim(v)
 	if len(v) == 0 || len(v) > 64 {
 		return false
 	}
@@ -101,10 +105,10 @@ func ValidCapabilityVersion(v string) bool {
 	return true
 }
 
-// NormalizeReason collapses whitespace runs to one space, trims, and cuts the
-// result to MaxReasonLength UTF-16 code units. A blank reason becomes "".
-func NormalizeReason(reason string) string {
-	return truncateUTF16(TrimJS(collapseJSSpace(reason)), MaxReasonLength)
+// normalizeReason collapses whitespace runs to one space, trims, and cuts the
+// result to maxReasonLength UTF-16 code units. A blank reason becomes "".
+func normalizeReason(reason string) string {
+	return jsstring.Truncate(jsstring.Trim(jsstring.CollapseSpace(reason)), maxReasonLength)
 }
 
 // NegotiateCapabilities decides, for every registry capability in registry
@@ -145,10 +149,10 @@ func NegotiateCapabilities(declarations []CapabilityDeclaration, requests []Capa
 		reason := ""
 		malformed := duplicate
 		if decl != nil {
-			if ValidCapabilityVersion(decl.Version) {
-				st.Version = TrimJS(decl.Version)
+			if validCapabilityVersion(decl.Version) {
+				st.Version = jsstring.Trim(decl.Version)
 			}
-			reason = NormalizeReason(decl.Reason)
+			reason = normalizeReason(decl.Reason)
 			if decl.Supported && st.Version == "" {
 				malformed = true
 			}

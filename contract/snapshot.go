@@ -95,10 +95,10 @@ var (
 func (d *decoder) snapshot(s *HistorySnapshot) error {
 	*s = HistorySnapshot{}
 	req := required{names: snapshotMembers}
-	err := d.object("", func(name []byte) error {
+	err := d.object("", func(name string) error {
 		req.see(name)
 		var err error
-		switch string(name) {
+		switch name {
 		case "schemaVersion":
 			s.SchemaVersion, err = d.str("schemaVersion")
 		case "runtimeId":
@@ -135,10 +135,10 @@ func (d *decoder) snapshot(s *HistorySnapshot) error {
 func (d *decoder) group(g *ToolAtomicGroup) error {
 	*g = ToolAtomicGroup{}
 	req := required{names: groupMembers}
-	err := d.object("", func(name []byte) error {
+	err := d.object("", func(name string) error {
 		req.see(name)
 		var err error
-		switch string(name) {
+		switch name {
 		case "id":
 			g.ID, err = d.str("id")
 		case "messageIds":

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // toolGraph is the call/result structure of a history, computed once and
@@ -185,7 +185,7 @@ func (g *toolGraph) connect() {
 		c := &g.comps[ci]
 		ids := g.compIDs[c.idStart:c.idEnd]
 		if len(ids) > 1 {
-			slices.SortFunc(ids, func(a, b int32) int { return jsonw.CompareUTF16(g.ids[a], g.ids[b]) })
+			slices.SortFunc(ids, func(a, b int32) int { return jsstring.Compare(g.ids[a], g.ids[b]) })
 			ids = slices.Compact(ids)
 			c.idEnd = c.idStart + int32(len(ids))
 		}

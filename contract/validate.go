@@ -3,7 +3,7 @@ package contract
 import (
 	"slices"
 
-	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // ValidationIssue is one problem found in a history snapshot. MessageID and
@@ -244,10 +244,10 @@ func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 				if !same {
 					if len(want) == 0 {
 						want = append(want, members...)
-						slices.SortFunc(want, jsonw.CompareUTF16)
+						slices.SortFunc(want, jsstring.Compare)
 					}
 					got = append(got[:0], sg.MessageIDs...)
-					slices.SortFunc(got, jsonw.CompareUTF16)
+					slices.SortFunc(got, jsstring.Compare)
 					same = slices.Equal(got, want)
 				}
 			}

@@ -75,9 +75,9 @@ type required struct {
 }
 
 // see records a member name.
-func (r *required) see(name []byte) {
+func (r *required) see(name string) {
 	for i, n := range r.names {
-		if n == string(name) {
+		if n == name {
 			r.seen |= 1 << i
 			return
 		}
@@ -159,24 +159,21 @@ func (d *decoder) raw(name string) (json.RawMessage, error) {
 
 // extra appends an unknown member, replacing an earlier one of the same name
 // (a repeated name keeps its last value, as JSON.parse does).
-func (d *decoder) extra(fields []Field, name []byte) ([]Field, error) {
-	// Copy the name first: reading the value may reuse the scratch buffer
-	// an escaped name was decoded into.
-	n := string(name)
-	v, err := d.raw(n)
+func (d *decoder) extra(fields []Field, name string) ([]Field, error) {
+	v, err := d.raw(name)
 	if err != nil {
 		return fields, err
 	}
 	for i := range fields {
-		if fields[i].Name == n {
+		if fields[i].Name == name {
 			fields[i].Value = v
 			return fields, nil
 		}
 	}
-	return append(fields, Field{Name: n, Value: v}), nil
+	return append(fields, Field{Name: name, Value: v}), nil
 }
 
-func (d *decoder) object(name string, fn func(name []byte) error) error {
+func (d *decoder) object(name string, fn func(name string) error) error {
 	if name != "" {
 		d.push(name)
 		defer d.pop()

@@ -167,13 +167,7 @@ func TestCompletionResultWire(t *testing.T) {
 	}
 }
 
-func TestTrimJSMatchesJavaScript(t *testing.T) {
-	if got := contract.TrimJS("\ufeff\u00a0\u2028 x \u3000\t"); got != "x" {
-		t.Errorf("TrimJS = %q", got)
-	}
-	if got := contract.TrimJS("\u0085x\u0085"); got != "\u0085x\u0085" {
-		t.Errorf("TrimJS must keep U+0085, got %q", got)
-	}
+func TestIsBlankMatchesJavaScript(t *testing.T) {
 	if !contract.IsBlank("\u2029\u205f") || contract.IsBlank("\u200b") {
 		t.Error("IsBlank disagrees with JavaScript's trim")
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // Version is the version of this kit's reference adapter (its
@@ -112,7 +113,7 @@ func New(opts Options) (*Adapter, error) {
 	if contract.IsBlank(opts.HistoryPath) {
 		return nil, optionsError("history path is blank")
 	}
-	runtimeID := contract.TrimJS(opts.RuntimeID)
+	runtimeID := jsstring.Trim(opts.RuntimeID)
 	if runtimeID == "" {
 		runtimeID = DefaultRuntimeID
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // HeaderType is the "type" of a history file's header line.
@@ -235,7 +236,7 @@ func decodeRecord(line []byte) (contract.Message, string, error) {
 		hasTyp, hasMsg bool
 	)
 	s := jsonw.NewScanner(line)
-	err := s.Object(func(name []byte) error {
+	err := s.Object(func(name string) error {
 		var err error
 		switch string(name) {
 		case "type":
@@ -279,7 +280,7 @@ func decodeHeader(line []byte) (Header, error) {
 		seen [4]bool
 	)
 	s := jsonw.NewScanner(line)
-	err := s.Object(func(name []byte) error {
+	err := s.Object(func(name string) error {
 		var err error
 		switch string(name) {
 		case "type":
@@ -397,11 +398,11 @@ func CreateHistory(ctx context.Context, path string, h Header, messages []contra
 	if err != nil {
 		return err
 	}
-	h.RuntimeID = contract.TrimJS(h.RuntimeID)
+	h.RuntimeID = jsstring.Trim(h.RuntimeID)
 	if h.RuntimeID == "" {
 		h.RuntimeID = DefaultRuntimeID
 	}
-	h.SessionID = contract.TrimJS(h.SessionID)
+	h.SessionID = jsstring.Trim(h.SessionID)
 	if h.SessionID == "" {
 		return parseError(op, path, 0, ErrInvalidHeader, "session id is blank", nil)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // LocalKVOptions configure the local KV reuse path (capability
@@ -124,10 +125,10 @@ func newLocalKV(o *LocalKVOptions, cfg privacy.Config) (*localKV, error) {
 		port:                 o.Port,
 		controller:           localkv.NewController(o.Port),
 		prepare:              o.Prepare,
-		runtimeRevision:      contract.TrimJS(o.RuntimeRevision),
-		modelRevision:        contract.TrimJS(o.ModelRevision),
-		capabilityVersion:    contract.TrimJS(o.CapabilityVersion),
-		privacyPolicyVersion: contract.TrimJS(o.PrivacyPolicyVersion),
+		runtimeRevision:      jsstring.Trim(o.RuntimeRevision),
+		modelRevision:        jsstring.Trim(o.ModelRevision),
+		capabilityVersion:    jsstring.Trim(o.CapabilityVersion),
+		privacyPolicyVersion: jsstring.Trim(o.PrivacyPolicyVersion),
 	}
 	if o.CapabilityVersion == "" {
 		kv.capabilityVersion = contract.LocalKVRuntimePortVersion

@@ -80,6 +80,12 @@ func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
 	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithRequiredCapabilities(ids...)) }
 }
 
+// WithSeed makes the checks that draw random probes draw them from seed,
+// to reproduce a failure (each such failure names its seed).
+func WithSeed(seed uint64) Option {
+	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithSeed(seed)) }
+}
+
 func newConfig(factory conformance.Factory, opts []Option) *config {
 	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks, histories: gen.History}
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {

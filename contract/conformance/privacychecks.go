@@ -271,8 +271,7 @@ func viewPayload(data []byte) (probeView, bool) {
 		}
 		switch s.Peek() {
 		case jsonw.Object:
-			return s.Object(func(name []byte) error {
-				n := string(name)
+			return s.Object(func(n string) error {
 				v.names[n] = true
 				b.WriteString(n)
 				b.WriteByte(0)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // MaxSafeInteger is 2^53−1, the largest integer a JSON number carries
@@ -252,30 +253,14 @@ func validIdentifier(s string, max int) bool {
 				return false
 			}
 			i += size
-			if r > 0xFFFF {
-				units += 2
-			} else {
-				units++
-			}
+			units += jsstring.Units(r)
 		}
 		if first < 0 {
 			first = r
 		}
 		last = r
 	}
-	return units <= max && !isJSTrimSpace(first) && !isJSTrimSpace(last)
-}
-
-// isJSTrimSpace reports whether String.prototype.trim removes r: the
-// ECMAScript WhiteSpace and LineTerminator code points (TAB, VT, FF, space,
-// NBSP, U+FEFF, every Zs space separator, LF, CR, U+2028, U+2029). Unlike
-// unicode.IsSpace it includes U+FEFF and excludes U+0085.
-func isJSTrimSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0x00A0, 0x1680, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200A
+	return units <= max && !jsstring.IsSpace(first) && !jsstring.IsSpace(last)
 }
 
 // deriveKey computes the key of a checked input.

@@ -36,7 +36,7 @@ func (in *EligibilityInput) UnmarshalJSON(data []byte) error {
 	var out EligibilityInput
 	seen := make([]bool, len(eligibilityMembers))
 	s := jsonw.NewScanner(data)
-	err := s.Object(func(name []byte) error {
+	err := s.Object(func(name string) error {
 		i := slices.Index(eligibilityMembers, string(name))
 		if i < 0 {
 			return fmt.Errorf("localkv: eligibility input: unknown member %q", name)

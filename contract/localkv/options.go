@@ -273,8 +273,8 @@ func numberValue(n json.Number) (jsonw.Value, error) {
 }
 
 // rawValue parses raw JSON text strictly. Text with a lone surrogate escape
-// ("\ud800") is refused: Go strings cannot hold it, so it would be read as
-// U+FFFD and collide with that character.
+// ("\ud800") is refused: it has no UTF-8 form, so it cannot be hashed as the
+// UTF-8 a valid string option hashes as.
 func rawValue(raw json.RawMessage) (jsonw.Value, error) {
 	if jsonw.HasLoneSurrogateEscape(raw) {
 		return jsonw.Value{}, ErrNotPlainJSON

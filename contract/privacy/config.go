@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // Config is a privacy policy. Its JSON form uses the runtime-adapter-v1
@@ -110,4 +112,4 @@ func (c Config) compile() (*Engine, error) {
 
 // normalizeProvider is how provider names are compared: trimmed as
 // JavaScript trims, then lower-cased.
-func normalizeProvider(name string) string { return jsLower(jsTrim(name)) }
+func normalizeProvider(name string) string { return jsstring.Lower(jsstring.Trim(name)) }

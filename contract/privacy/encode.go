@@ -24,9 +24,13 @@ import (
 // fail-closed choice: a Go program's []byte payload is almost always an
 // encoded request body, and binary data outside content context is passed
 // through uninspected. Bytes that are not JSON are an error.
-func encodePayload(payload any) (jsonw.Value, error) {
+//
+// It also returns the length of the payload's JSON when it was given as
+// JSON, else 0.
+func encodePayload(payload any) (jsonw.Value, int, error) {
 	if raw, ok := payload.(json.RawMessage); ok {
-		return parseJSON(raw)
+		v, err := parseJSON(raw)
+		return v, len(raw), err
 	}
 	v := reflect.ValueOf(payload)
 	for v.IsValid() && v.Kind() == reflect.Pointer && !v.IsNil() &&
@@ -35,10 +39,13 @@ func encodePayload(payload any) (jsonw.Value, error) {
 	}
 	if v.IsValid() && v.Kind() == reflect.Slice && isByteSlice(v.Type()) &&
 		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
-		return parseJSON(v.Bytes())
+		raw := v.Bytes()
+		root, err := parseJSON(raw)
+		return root, len(raw), err
 	}
 	e := encoder{path: map[visit]struct{}{}}
-	return e.encode(reflect.ValueOf(payload), 0)
+	root, err := e.encode(reflect.ValueOf(payload), 0)
+	return root, 0, err
 }
 
 // parseJSON parses one JSON document in JavaScript property order.

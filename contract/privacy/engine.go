@@ -133,12 +133,14 @@ func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	root, err := encodePayload(payload)
+	root, size, err := encodePayload(payload)
 	if err != nil {
 		return Result{}, err
 	}
+	// The output is about as long as the input JSON, when that is known.
+	buf := make([]byte, 0, size+size/16)
 	if !e.enabled {
-		out, err := appendJSON(nil, root)
+		out, err := appendJSON(buf, root)
 		if err != nil {
 			return Result{}, err
 		}
@@ -148,7 +150,7 @@ func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {
 	w.def = Max(e.def, markerFloor(root))
 	w.st.class = w.def
 	sanitized := w.value(root, keyOther, false)
-	out, err := appendJSON(nil, sanitized)
+	out, err := appendJSON(buf, sanitized)
 	if err != nil {
 		return Result{}, err
 	}

@@ -1,6 +1,10 @@
 package privacy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
+)
 
 // A marker is one unescaped [ds4:CLASS] or [/ds4:CLASS] tag in a string.
 type marker struct {
@@ -113,8 +117,8 @@ func findPairs(dst []pair, ms []marker) []pair {
 // leadingMarker reports an opening marker preceded only by whitespace, and
 // the text after it with the whitespace that follows it dropped.
 func leadingMarker(s string, ms []marker) (marker, string, bool) {
-	if len(ms) == 0 || ms[0].closing || jsTrimLeft(s[:ms[0].start]) != "" {
+	if len(ms) == 0 || ms[0].closing || jsstring.TrimLeft(s[:ms[0].start]) != "" {
 		return marker{}, "", false
 	}
-	return ms[0], jsTrimLeft(s[ms[0].end:]), true
+	return ms[0], jsstring.TrimLeft(s[ms[0].end:]), true
 }

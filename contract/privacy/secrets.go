@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // The replacement texts of secret redaction.
@@ -14,18 +16,15 @@ const (
 	redactedSecret     = "[DS4 REDACTED SECRET]"
 )
 
-// jsSpaceClass is JavaScript's \s as a Go regular expression class (Go's
-// own \s is ASCII only).
-const jsSpaceClass = `[\t\n\x{0B}\f\r \x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}\x{FEFF}]`
-
 // These patterns need neither look-behind nor back-references, so Go's
 // regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds. Case-insensitive parts are spelt out as
+// exactly what JavaScript finds; \b is ASCII in both, as JavaScript's is
+// without the u flag. Case-insensitive parts are spelt out as
 // ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
 // which JavaScript does not.
 var (
 	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	bearerPattern = regexp.MustCompile(`([Bb][Ee][Aa][Rr][Ee][Rr]` + jsSpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
+	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsstring.SpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
 )
 
 // redactSecrets replaces secrets in s, pattern after pattern over the
@@ -70,10 +69,16 @@ func replaceAll(re *regexp.Regexp, s, repl string, keepPrefix bool, n *int) stri
 // containsFoldASCII reports whether s contains lower, ASCII
 // case-insensitively.
 func containsFoldASCII(s, lower string) bool {
-	first, upper := lower[0], lower[0]-'a'+'A'
-	for i := 0; i+len(lower) <= len(s); i++ {
-		if (s[i] == first || s[i] == upper) && hasPrefixFoldASCII(s, i, lower) {
-			return true
+	for _, first := range [2]byte{lower[0], lower[0] - 'a' + 'A'} {
+		for i := 0; ; i++ {
+			k := strings.IndexByte(s[i:], first)
+			if k < 0 {
+				break
+			}
+			i += k
+			if hasPrefixFoldASCII(s, i, lower) {
+				return true
+			}
 		}
 	}
 	return false
@@ -85,32 +90,12 @@ var assignmentKeys = [...][2]string{
 	{"api", "key"}, {"access", "token"}, {"auth", "token"}, {"client", "secret"}, {"password", ""},
 }
 
-// assignmentKeyAt returns the length of a secret name starting at s[i], or 0.
-func assignmentKeyAt(s string, i int) int {
-	for _, k := range assignmentKeys {
-		if !hasPrefixFoldASCII(s, i, k[0]) {
-			continue
-		}
-		j := i + len(k[0])
-		if k[1] == "" {
-			return j - i
-		}
-		if j < len(s) && (s[j] == '_' || s[j] == '-') && hasPrefixFoldASCII(s, j+1, k[1]) {
-			return j + 1 + len(k[1]) - i
-		}
-		if hasPrefixFoldASCII(s, j, k[1]) {
-			return j + len(k[1]) - i
-		}
-	}
-	return 0
-}
-
 // skipJSSpace returns the offset of the first non-whitespace rune at or
 // after i.
 func skipJSSpace(s string, i int) int {
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !isJSSpace(r) {
+		if !jsstring.IsSpace(r) {
 			return i
 		}
 		i += size
@@ -130,7 +115,7 @@ func secretValueEnd(s string, i int) (int, int) {
 			case ',', '"', '\'', ';', '}', ']':
 				return i, units
 			}
-			if isJSSpace(rune(c)) {
+			if jsstring.IsSpace(rune(c)) {
 				return i, units
 			}
 			i++
@@ -138,14 +123,10 @@ func secretValueEnd(s string, i int) (int, int) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if isJSSpace(r) {
+		if jsstring.IsSpace(r) {
 			return i, units
 		}
-		if r > 0xFFFF {
-			units += 2
-		} else {
-			units++
-		}
+		units += jsstring.Units(r)
 		i += size
 	}
 	return i, units
@@ -158,27 +139,49 @@ func secretValueEnd(s string, i int) (int, int) {
 // back-reference for "the same quote", so the scan is written out; since a
 // value never contains a quote, an opening quote that is not closed right
 // after the value means there is no match at that position.
+//
+// The scan goes from separator to separator, looking back for the name:
+// exactly one name can end before a given separator, and no name starts
+// inside another at a word boundary, so this finds the matches a
+// left-to-right search for names finds, in the same order.
 func redactAssignments(s string, n *int) string {
 	var b strings.Builder
 	last := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case 'a', 'A', 'c', 'C', 'p', 'P':
-		default:
+	colon, equals := strings.IndexByte(s, ':'), strings.IndexByte(s, '=')
+	for {
+		// The next separator at or after last.
+		if colon >= 0 && colon < last {
+			colon = nextByte(s, last, ':')
+		}
+		if equals >= 0 && equals < last {
+			equals = nextByte(s, last, '=')
+		}
+		sep := colon
+		if sep < 0 || (equals >= 0 && equals < sep) {
+			sep = equals
+		}
+		if sep < 0 {
+			break
+		}
+		// Consume this separator whatever happens.
+		if sep == colon {
+			colon = nextByte(s, sep+1, ':')
+		} else {
+			equals = nextByte(s, sep+1, '=')
+		}
+		e := sep
+		for e > last {
+			r, size := utf8.DecodeLastRuneInString(s[:e])
+			if !jsstring.IsSpace(r) {
+				break
+			}
+			e -= size
+		}
+		i := assignmentKeyBefore(s, e)
+		if i < last || (i > 0 && isWordByte(s[i-1])) {
 			continue
 		}
-		if i > 0 && isWordByte(s[i-1]) {
-			continue
-		}
-		kl := assignmentKeyAt(s, i)
-		if kl == 0 {
-			continue
-		}
-		j := skipJSSpace(s, i+kl)
-		if j >= len(s) || (s[j] != ':' && s[j] != '=') {
-			continue
-		}
-		j = skipJSSpace(s, j+1)
+		j := skipJSSpace(s, sep+1)
 		var quote byte
 		if j < len(s) && (s[j] == '"' || s[j] == '\'') {
 			quote = s[j]
@@ -204,7 +207,6 @@ func redactAssignments(s string, n *int) string {
 			b.WriteByte(quote)
 		}
 		last = after
-		i = after - 1
 		*n++
 	}
 	if last == 0 {
@@ -212,6 +214,42 @@ func redactAssignments(s string, n *int) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// nextByte returns the offset of the first c in s at or after from, or -1.
+func nextByte(s string, from int, c byte) int {
+	if from >= len(s) {
+		return -1
+	}
+	k := strings.IndexByte(s[from:], c)
+	if k < 0 {
+		return -1
+	}
+	return from + k
+}
+
+// assignmentKeyBefore returns the start of the secret name that ends at
+// s[e], or -1.
+func assignmentKeyBefore(s string, e int) int {
+	for _, k := range assignmentKeys {
+		if k[1] == "" {
+			if i := e - len(k[0]); i >= 0 && hasPrefixFoldASCII(s, i, k[0]) {
+				return i
+			}
+			continue
+		}
+		j := e - len(k[1])
+		if j < 0 || !hasPrefixFoldASCII(s, j, k[1]) {
+			continue
+		}
+		if i := j - len(k[0]); i >= 0 && hasPrefixFoldASCII(s, i, k[0]) {
+			return i
+		}
+		if i := j - 1 - len(k[0]); i >= 0 && (s[j-1] == '_' || s[j-1] == '-') && hasPrefixFoldASCII(s, i, k[0]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // credentialEnd returns the end of a credential starting at s[i], or -1.
@@ -267,6 +305,9 @@ func atWordBoundary(s string, i int) bool {
 // redactCredentials replaces every credential with the credential
 // placeholder, scanning left to right and resuming after each match.
 func redactCredentials(s string, n *int) string {
+	if strings.IndexByte(s, '-') < 0 && strings.IndexByte(s, '_') < 0 && !strings.Contains(s, "AKIA") {
+		return s // every credential holds a '-', a '_' or "AKIA"
+	}
 	var b strings.Builder
 	last := 0
 	for i := 0; i < len(s); i++ {

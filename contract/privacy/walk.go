@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // kindBinary marks a Value holding binary data (a Go []byte) in Str. It
@@ -21,7 +22,7 @@ const (
 
 // classifyKey classifies a key, compared lower-cased.
 func classifyKey(name string) keyClass {
-	switch jsLower(name) {
+	switch jsstring.Lower(name) {
 	case "api", "id", "model", "name", "role", "stopreason", "stop_reason", "toolcallid", "tool_call_id", "type":
 		return keyStructural
 	case "arguments", "content", "contents", "context", "description", "input", "instructions", "messages",

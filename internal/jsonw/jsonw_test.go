@@ -73,6 +73,8 @@ func TestAppendStringMatchesJavaScript(t *testing.T) {
 		"\x00\x1f\x7f":      `"\u0000\u001f` + "\x7f\"",
 		"\"\\/":             `"\"\\/"`,
 		"bad\xffbyte":       "\"bad\ufffdbyte\"",
+		"do\xed\xa0\x80ne":  `"do\ud800ne"`,
+		"\xed\xbf\xbf\xed":  "\"\\udfff\ufffd\"",
 		"\b\f\n\r\t":        `"\b\f\n\r\t"`,
 	}
 	for in, want := range cases {
@@ -84,12 +86,13 @@ func TestAppendStringMatchesJavaScript(t *testing.T) {
 
 func TestNormalizeMatchesJSONParseStringify(t *testing.T) {
 	cases := map[string]string{
-		` { "b" : 1.0 , "a":[ true,false,null ] } `: `{"b":1,"a":[true,false,null]}`,
-		`{"x":1,"2":2,"1":1,"01":3,"x":4}`:          `{"1":1,"2":2,"x":4,"01":3}`,
-		`"\u00e9\ud83d\ude00\/"`:                    `"é😀/"`,
-		`"\ud800"`:                                  "\"\ufffd\"",
-		`-0`:                                        `0`,
-		`{"4294967295":1,"4294967294":2}`:           `{"4294967294":2,"4294967295":1}`,
+		` { "b" : 1.0 , "a":[ true,false,null ] } `:          `{"b":1,"a":[true,false,null]}`,
+		`{"x":1,"2":2,"1":1,"01":3,"x":4}`:                   `{"1":1,"2":2,"x":4,"01":3}`,
+		`"\u00e9\ud83d\ude00\/"`:                             `"é😀/"`,
+		`"\ud800"`:                                           `"\ud800"`,
+		`["do\uD800ne","\udc00\ud800","\ud800\ud83d\ude00"]`: `["do\ud800ne","\udc00\ud800","\ud800😀"]`,
+		`-0`:                              `0`,
+		`{"4294967295":1,"4294967294":2}`: `{"4294967294":2,"4294967295":1}`,
 	}
 	for in, want := range cases {
 		got, err := Normalize(nil, []byte(in))
@@ -125,15 +128,6 @@ func TestScannerTypeErrorsNameBothKinds(t *testing.T) {
 	}
 	if err.Error() != "expected string, found number" {
 		t.Fatalf("message = %q", err.Error())
-	}
-}
-
-func TestCompareUTF16(t *testing.T) {
-	if CompareUTF16("\U0001F600", "\uE000") >= 0 {
-		t.Error("U+1F600 must sort before U+E000 in UTF-16 order")
-	}
-	if CompareUTF16("a", "ab") >= 0 || CompareUTF16("A", "a") >= 0 || CompareUTF16("b", "b") != 0 {
-		t.Error("basic order wrong")
 	}
 }
 
@@ -187,5 +181,61 @@ func TestHasLoneSurrogateEscape(t *testing.T) {
 		if got := HasLoneSurrogateEscape([]byte(in)); got != want {
 			t.Errorf("HasLoneSurrogateEscape(%s) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// TestObjectNamesSurviveTheirValues reads member names with escapes followed
+// by values with escapes: a name must not change when the value is read.
+func TestObjectNamesSurviveTheirValues(t *testing.T) {
+	cases := map[string]string{
+		`{"a\"bcdefgh":["x\ny"]}`: `a"bcdefgh`,
+		`{"note\n[ds4:local-only]P[/ds4:local-only]":{"v":"abcdefghijklmnopqr\n"}}`: "note\n[ds4:local-only]P[/ds4:local-only]",
+		`{"k\n2345678901234567890":{"content":"sk-ant-0123456789\n"}}`:              "k\n2345678901234567890",
+		`{"x\ty":{"\u0041\u0042\u0043\u0044\u0045\u0046":"\"\"\"\"\"\""}}`:          "x\ty",
+	}
+	for in, want := range cases {
+		v, err := Parse([]byte(in))
+		if err != nil {
+			t.Fatalf("Parse(%s): %v", in, err)
+		}
+		if len(v.Members) != 1 || v.Members[0].Name != want {
+			t.Errorf("Parse(%s) member name = %q, want %q", in, v.Members[0].Name, want)
+		}
+		var names []string
+		s := NewScanner([]byte(in))
+		err = s.Object(func(name string) error {
+			if err := s.Skip(); err != nil {
+				return err
+			}
+			names = append(names, name)
+			return nil
+		})
+		if err != nil || len(names) != 1 || names[0] != want {
+			t.Errorf("Object(%s) names = %q, %v; want [%q]", in, names, err, want)
+		}
+	}
+	// Names that differ only after an escape stay distinct members.
+	v, err := Parse([]byte(`{"a\nb":{"c":"\n"},"a\nc":{"c":"\t"}}`))
+	if err != nil || len(v.Members) != 2 || v.Members[0].Name != "a\nb" || v.Members[1].Name != "a\nc" {
+		t.Errorf("distinct escaped names merged: %+v, %v", v.Members, err)
+	}
+}
+
+// TestLoneSurrogateRoundTrip reads lone surrogate escapes as WTF-8 and
+// writes them back as the same escapes, as JavaScript keeps them.
+func TestLoneSurrogateRoundTrip(t *testing.T) {
+	v, err := Parse([]byte(`{"do\ud800ne":"\uDC00"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := v.Members[0]; m.Name != "do\xed\xa0\x80ne" || m.Value.Str != "\xed\xb0\x80" {
+		t.Fatalf("lone surrogates read as %q: %q", m.Name, m.Value.Str)
+	}
+	if v.Members[0].Name == "do\ufffdne" {
+		t.Fatal("a lone surrogate collides with U+FFFD")
+	}
+	out, err := AppendValue(nil, v)
+	if err != nil || string(out) != `{"do\ud800ne":"\udc00"}` {
+		t.Fatalf("AppendValue = %s, %v", out, err)
 	}
 }

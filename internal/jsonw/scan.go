@@ -73,13 +73,14 @@ type Scanner struct {
 	data    []byte
 	pos     int
 	scratch []byte
+	names   map[string]string // decoded member names, shared to spare copies
 }
 
 // NewScanner returns a scanner over data. The scanner does not copy data;
 // Raw returns sub-slices of it.
 func NewScanner(data []byte) *Scanner { return &Scanner{data: data} }
 
-// Reset points the scanner at new data, keeping its scratch buffer.
+// Reset points the scanner at new data, keeping its buffers.
 func (s *Scanner) Reset(data []byte) { s.data, s.pos = data, 0 }
 
 // Offset is the scanner's current byte offset.
@@ -143,9 +144,14 @@ func (s *Scanner) End() error {
 }
 
 // Object reads an object, calling fn for each member with its decoded name.
-// The name slice is only valid during the call; fn must consume the member's
-// value (with one of the scanner's reading methods).
-func (s *Scanner) Object(fn func(name []byte) error) error {
+// The name is an ordinary string: it stays valid after fn returns, whatever
+// the scanner reads meanwhile. fn must consume the member's value (with one
+// of the scanner's reading methods).
+func (s *Scanner) Object(fn func(name string) error) error { return s.object(fn, true) }
+
+// object reads an object; it decodes member names only when named is set,
+// and otherwise calls fn with "" after validating each name.
+func (s *Scanner) object(fn func(name string) error, named bool) error {
 	if err := s.expect(Object); err != nil {
 		return err
 	}
@@ -160,9 +166,13 @@ func (s *Scanner) Object(fn func(name []byte) error) error {
 		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
 			return s.syntax("expected a member name")
 		}
-		name, err := s.stringBytes()
+		b, err := s.stringBytes()
 		if err != nil {
 			return err
+		}
+		name := ""
+		if named {
+			name = s.name(b)
 		}
 		s.skipWS()
 		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
@@ -186,6 +196,32 @@ func (s *Scanner) Object(fn func(name []byte) error) error {
 			return s.syntax("expected ',' or '}' in object")
 		}
 	}
+}
+
+// Bounds of the member-name table: documents repeat a few short names
+// ("type", "text", "content") many times.
+const (
+	maxSharedNames   = 512
+	maxSharedNameLen = 64
+)
+
+// name returns b as a string that owns its bytes. Short names already seen
+// are shared rather than copied again.
+func (s *Scanner) name(b []byte) string {
+	if len(b) > maxSharedNameLen {
+		return string(b)
+	}
+	if n, ok := s.names[string(b)]; ok {
+		return n
+	}
+	n := string(b)
+	if s.names == nil {
+		s.names = make(map[string]string, 16)
+	}
+	if len(s.names) < maxSharedNames {
+		s.names[n] = n
+	}
+	return n
 }
 
 // Array reads an array, calling fn for each element with its index; fn must
@@ -297,7 +333,7 @@ func (s *Scanner) skip(depth int) error {
 	}
 	switch s.Peek() {
 	case Object:
-		return s.Object(func([]byte) error { s.skipWS(); return s.skip(depth + 1) })
+		return s.object(func(string) error { s.skipWS(); return s.skip(depth + 1) }, false)
 	case Array:
 		return s.Array(func(int) error { s.skipWS(); return s.skip(depth + 1) })
 	case String:
@@ -396,6 +432,10 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 	start := s.pos
 	i := start
 	for i < len(d) {
+		i += plainLen(d[i:])
+		if i >= len(d) {
+			break
+		}
 		c := d[i]
 		if c == '"' {
 			s.pos = i + 1
@@ -472,7 +512,8 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 						r = dec
 						i += 6
 					} else {
-						r = utf8.RuneError
+						buf = appendSurrogate(buf, r)
+						continue
 					}
 				}
 				buf = utf8.AppendRune(buf, r)
@@ -500,10 +541,27 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 	return nil, s.syntax("unterminated string")
 }
 
+// appendSurrogate appends a lone surrogate code unit as WTF-8: the three
+// bytes UTF-8 would give it if it were a character. They are not valid
+// UTF-8, so no character collides with them, and AppendString writes them
+// back as the \u escape they came from.
+func appendSurrogate(buf []byte, r rune) []byte {
+	return append(buf, 0xE0|byte(r>>12), 0x80|byte(r>>6)&0x3F, 0x80|byte(r)&0x3F)
+}
+
+// surrogateAt returns the surrogate code unit whose WTF-8 bytes start s[i:],
+// or 0.
+func surrogateAt[T string | []byte](s T, i int) rune {
+	if i+2 < len(s) && s[i] == 0xED && s[i+1] >= 0xA0 && s[i+1] <= 0xBF && s[i+2] >= 0x80 && s[i+2] <= 0xBF {
+		return 0xD000 | rune(s[i+1]&0x3F)<<6 | rune(s[i+2]&0x3F)
+	}
+	return 0
+}
+
 // HasLoneSurrogateEscape reports whether raw holds a \u escape of a surrogate
 // that is not half of a high–low pair. Backslashes only occur inside strings
-// in well-formed JSON, so every backslash starts an escape. Such an escape
-// has no faithful Go string: the scanner reads it as U+FFFD.
+// in well-formed JSON, so every backslash starts an escape. The scanner
+// reads such an escape as WTF-8 bytes: a Go string that is not valid UTF-8.
 func HasLoneSurrogateEscape(raw []byte) bool {
 	for i := 0; i < len(raw); i++ {
 		if raw[i] != '\\' {
@@ -533,6 +591,30 @@ func HasLoneSurrogateEscape(raw []byte) bool {
 		}
 	}
 	return false
+}
+
+// plainLen returns the length of the longest prefix of s made of printable
+// ASCII other than '"' and '\\': bytes a string literal holds verbatim. It
+// tests eight bytes at a time.
+func plainLen[T string | []byte](s T) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b := w^(ones*'"'), w^(ones*'\\')
+		// Some byte is below 0x20, or is a zero byte of q or b (a quote
+		// or a backslash in w), or has its high bit set.
+		if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b|w)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
 }
 
 func hex4(d []byte, i int) (rune, bool) {

@@ -2,7 +2,8 @@ package jsonw
 
 import (
 	"slices"
-	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // Value is a parsed JSON value, shaped as JavaScript's JSON.parse builds it:
@@ -46,10 +47,7 @@ func (s *Scanner) value(depth int) (Value, error) {
 	case Object:
 		v := Value{Kind: Object, Members: []Member{}}
 		index := map[string]int(nil)
-		err := s.Object(func(name []byte) error {
-			// Copy the name first: reading the value may reuse the
-			// scratch buffer an escaped name was decoded into.
-			key := string(name)
+		err := s.Object(func(key string) error {
 			child, err := s.value(depth + 1)
 			if err != nil {
 				return err
@@ -174,7 +172,7 @@ func appendValue(dst []byte, v Value, sorted bool) ([]byte, error) {
 		ms := v.Members
 		if sorted && len(ms) > 1 {
 			ms = slices.Clone(ms)
-			slices.SortStableFunc(ms, func(a, b Member) int { return CompareUTF16(a.Name, b.Name) })
+			slices.SortStableFunc(ms, func(a, b Member) int { return jsstring.Compare(a.Name, b.Name) })
 		}
 		dst = append(dst, '{')
 		for i, m := range ms {
@@ -223,46 +221,3 @@ func Normalize(dst, raw []byte) ([]byte, error) {
 	}
 	return AppendValue(dst, v)
 }
-
-// CompareUTF16 compares two strings by their UTF-16 code units, the order of
-// JavaScript's default sort and of String comparison operators. It differs
-// from byte order only for characters above U+FFFF against U+E000–U+FFFF.
-func CompareUTF16(a, b string) int {
-	n := min(len(a), len(b))
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	if i == n {
-		return len(a) - len(b)
-	}
-	if a[i] < 0x80 && b[i] < 0x80 {
-		return int(a[i]) - int(b[i])
-	}
-	// Decode the two differing characters (they start at the same offset:
-	// the strings agree up to i).
-	j := i
-	for j > 0 && !utf8.RuneStart(a[j]) {
-		j--
-	}
-	ra, _ := utf8.DecodeRuneInString(a[j:])
-	rb, _ := utf8.DecodeRuneInString(b[j:])
-	if ra == rb { // invalid UTF-8 on both sides: fall back to bytes
-		return int(a[i]) - int(b[i])
-	}
-	return utf16Key(ra) - utf16Key(rb)
-}
-
-// utf16Key maps a rune to a value whose order is the order of its first
-// UTF-16 code unit (runes above U+FFFF start with a high surrogate
-// D800–DBFF), breaking ties by the rune itself.
-func utf16Key(r rune) int {
-	if r > 0xFFFF {
-		hi := 0xD800 + ((r - 0x10000) >> 10)
-		return int(hi)<<21 | int(r)
-	}
-	return int(r) << 21
-}
-
-// LessUTF16 reports whether a sorts before b in UTF-16 code-unit order.
-func LessUTF16(a, b string) bool { return CompareUTF16(a, b) < 0 }

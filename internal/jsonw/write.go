@@ -17,11 +17,17 @@ const hexDigits = "0123456789abcdef"
 // JSON.stringify writes it: '"' and '\\' escaped, the control characters
 // U+0000–U+001F escaped (\b \t \n \f \r in short form, others as \u00xx), and
 // everything else — including '<', '>', '&', U+2028 and U+2029 — written
-// verbatim. Bytes that are not valid UTF-8 are written as U+FFFD.
+// verbatim. A lone surrogate held as WTF-8 (as the scanner reads "\ud800") is
+// written as its \u escape, as JSON.stringify writes a lone surrogate; other
+// bytes that are not valid UTF-8 are written as U+FFFD.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		i += plainLen(s[i:])
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -52,8 +58,13 @@ func AppendString(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
+			if u := surrogateAt(s, i); u != 0 {
+				dst = append(dst, '\\', 'u', hexDigits[u>>12], hexDigits[u>>8&0xf], hexDigits[u>>4&0xf], hexDigits[u&0xf])
+				i += 3
+			} else {
+				dst = append(dst, "\ufffd"...)
+				i++
+			}
 			start = i
 			continue
 		}

@@ -85,7 +85,7 @@ var fallbackCatalogue = []Mutant{
 	},
 	{
 		Name: "shared-payload-buffer", Breaks: "concurrent completions each send their own payload",
-		Fails: all(conformance.CheckConcurrency),
+		Fails: all(conformance.CheckConcurrency, conformance.CheckPrivacyProbes),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &sharedBuffer{decorator: decorator{a}} },
 	},
 	{

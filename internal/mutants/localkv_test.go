@@ -18,7 +18,7 @@ func withoutLocalKV() conformance.Factory {
 	})
 }
 
-// The seven local KV checks run, and pass, on the reference adapter given a
+// The eight local KV checks run, and pass, on the reference adapter given a
 // port; on an adapter that does not declare the capability each is skipped
 // with a message saying so — never passed — and required, each fails.
 func TestLocalKVChecksRunOrSkip(t *testing.T) {
@@ -40,7 +40,7 @@ func TestLocalKVChecksRunOrSkip(t *testing.T) {
 			t.Errorf("%s required without a port: %s %v, want a failure", c.ID, r.Status, r.Failure)
 		}
 	}
-	if n != 7 {
-		t.Fatalf("%d local KV checks, want 7", n)
+	if n != 8 {
+		t.Fatalf("%d local KV checks, want 8", n)
 	}
 }

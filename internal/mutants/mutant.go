@@ -200,24 +200,24 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "forwards-unsanitised-payload", Breaks: "the transport receives the sanitised payload only",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyProbes),
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			return &unsanitised{decorator: decorator{a}, env: e}
 		},
 	},
 	{
 		Name: "transport-after-privacy-failure", Breaks: "the transport is not called when privacy enforcement fails",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckFallbacks),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckPrivacyProbes),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
 	},
 	{
 		Name: "remote-reported-local", Breaks: "enforcement reports the destination it decided",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
 	},
 	{
 		Name: "sanitised-reported-unchanged", Breaks: "enforcement reports that it changed the payload",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
 	},
 	{

@@ -62,7 +62,7 @@ var sourceCatalogue = []Mutant{
 	},
 	{
 		Name: "complete-redacts-caller-buffer", Breaks: "a completion never modifies the caller's payload",
-		Fails: all(conformance.CheckPayloadUnmodified),
+		Fails: all(conformance.CheckPayloadUnmodified, conformance.CheckPrivacyProbes),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return inPlaceBuffer{decorator{a}} },
 	},
 	{

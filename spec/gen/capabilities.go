@@ -32,7 +32,7 @@ var ValidVersions = []string{"1", "v1", "local-kv-runtime-port-v1", "EMBEDDING-P
 var InvalidVersions = []string{"", " ", "-1", ".v1", "v 1", "v1/2", "vé", "\u0085v1", "a" + strings.Repeat("b", 64)}
 
 // Reasons are declared reasons: blank ones (which count as absent), ones
-// with whitespace runs to collapse, and one longer than MaxReasonLength.
+// with whitespace runs to collapse, and one longer than the 240 UTF-16 code units a reason is cut to.
 var Reasons = []string{"", " \t\n", "not available", "  needs\n\n a   local model ", "é\u2028x", strings.Repeat("long reason ", 25)}
 
 // Declaration returns a generator of single capability declarations, well

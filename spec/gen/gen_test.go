@@ -275,9 +275,9 @@ func TestCapabilityGeneratorsCoverMalformedCases(t *testing.T) {
 				seen["unknown id"] = true
 			case d.Supported && strings.TrimSpace(d.Version) == "":
 				seen["missing version"] = true
-			case d.Supported && !contract.ValidCapabilityVersion(d.Version):
+			case d.Supported && slices.Contains(gen.InvalidVersions, d.Version):
 				seen["invalid version"] = true
-			case !d.Supported && contract.NormalizeReason(d.Reason) == "":
+			case !d.Supported && contract.IsBlank(d.Reason):
 				seen["missing reason"] = true
 			case d.Supported:
 				seen["valid supported"] = true

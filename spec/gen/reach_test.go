@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/internal/jsonw"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 	"github.com/ds4context/adapterkit/spec/gen"
 )
 
@@ -44,7 +44,7 @@ func (r *reach) observe(seed int, h []contract.Message) {
 			continue
 		}
 		r.multiCall++
-		if !slices.Equal(slices.Sorted(slices.Values(g.ToolCallIDs)), slices.SortedFunc(slices.Values(g.ToolCallIDs), jsonw.CompareUTF16)) {
+		if !slices.Equal(slices.Sorted(slices.Values(g.ToolCallIDs)), slices.SortedFunc(slices.Values(g.ToolCallIDs), jsstring.Compare)) {
 			r.multiCallDisagree++
 		}
 	}
@@ -52,7 +52,7 @@ func (r *reach) observe(seed int, h []contract.Message) {
 	for i, g := range s.ToolAtomicGroups {
 		firsts[i] = g.MessageIDs[0]
 	}
-	if !slices.Equal(slices.Sorted(slices.Values(firsts)), slices.SortedFunc(slices.Values(firsts), jsonw.CompareUTF16)) {
+	if !slices.Equal(slices.Sorted(slices.Values(firsts)), slices.SortedFunc(slices.Values(firsts), jsstring.Compare)) {
 		r.groupOrderDisagree++
 	}
 	all, ascending := len(h) > 1, true
