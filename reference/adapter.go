@@ -96,8 +96,13 @@ type Adapter struct {
 	closed atomic.Bool
 	diags  ring
 
-	mu    sync.Mutex // guards store
-	store store
+	// loading holds one token while a snapshot reads the file: reads are
+	// serialised, and a caller waits for its turn only as long as its
+	// context allows. mu guards store.c alone and is never held while
+	// reading the file, so Shutdown never waits for a read.
+	loading chan struct{}
+	mu      sync.Mutex
+	store   store
 }
 
 var (
@@ -129,15 +134,9 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Transport == nil {
 		return nil, optionsError("transport is required")
 	}
-	l := limits{maxBytes: opts.MaxBytes, maxMessages: opts.MaxMessages}
-	if l.maxBytes == 0 {
-		l.maxBytes = DefaultMaxBytes
-	}
-	if l.maxMessages == 0 {
-		l.maxMessages = DefaultMaxMessages
-	}
-	if l.maxBytes < 0 || l.maxMessages < 0 {
-		return nil, optionsError("bounds must be positive")
+	l, err := limits{maxBytes: opts.MaxBytes, maxMessages: opts.MaxMessages}.resolve()
+	if err != nil {
+		return nil, err
 	}
 	cfg := privacy.DefaultConfig()
 	if opts.Privacy != nil {
@@ -159,6 +158,7 @@ func New(opts Options) (*Adapter, error) {
 		embedding: opts.EmbeddingPort,
 		privacy:   engine,
 		kv:        kv,
+		loading:   make(chan struct{}, 1),
 		store:     store{path: opts.HistoryPath, limits: l},
 	}, nil
 }
@@ -213,19 +213,28 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 	if a.closed.Load() {
 		return contract.HistorySnapshot{}, ErrClosed
 	}
-	a.mu.Lock()
-	if a.closed.Load() {
-		a.mu.Unlock()
-		return contract.HistorySnapshot{}, ErrClosed
+	select {
+	case a.loading <- struct{}{}:
+	case <-ctx.Done():
+		return contract.HistorySnapshot{}, ctx.Err()
 	}
+	a.mu.Lock()
 	if rebuild {
 		a.store.c = nil
 	}
-	c, err := a.store.load(ctx, a.runtimeID, a.root)
-	if err == nil {
+	prev := a.store.c
+	a.mu.Unlock()
+	if a.closed.Load() {
+		<-a.loading
+		return contract.HistorySnapshot{}, ErrClosed
+	}
+	c, err := a.store.load(ctx, prev, a.runtimeID, a.root)
+	a.mu.Lock()
+	if err == nil && !a.closed.Load() {
 		a.store.c = c
 	}
 	a.mu.Unlock()
+	<-a.loading
 	if err != nil {
 		switch code := errorCode(err); code {
 		case "":

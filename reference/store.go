@@ -50,30 +50,38 @@ type cached struct {
 const readOp = "read"
 
 // load returns the current valid state of the file, checked against the
-// adapter's runtime id and trusted root. Errors: a *HistoryError wrapping
-// ErrIdentityMismatch for identity, a *ValidationError for an invalid
-// history, any other error for a file that cannot be read or parsed.
-func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cached, error) {
+// adapter's runtime id and trusted root; prev is the last state load
+// returned, or nil. Errors: a *HistoryError wrapping ErrIdentityMismatch for
+// identity, a *ValidationError for an invalid history, any other error for
+// a file that cannot be read or parsed.
+//
+// The file is opened without waiting and must be a regular file; it is
+// then read under a shared lock, so that a record a writer of this
+// package is writing is never seen half written. Waiting for that lock
+// and every read end when ctx does. On a file system without locks the
+// file is read without one: a record seen half written then fails the
+// read as an unterminated final record, and the next read sees it whole.
+func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (*cached, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.path)
+	f, _, err := openRegular(readOp, s.path, os.O_RDONLY)
 	if err != nil {
-		return nil, openError(readOp, s.path, err)
+		return nil, err
 	}
 	defer f.Close()
+	if err := waitFlock(ctx, f, false); err != nil && !errors.Is(err, errLocksUnsupported) {
+		return nil, lockError(readOp, s.path, err)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "not a regular file", nil)
-	}
 	if fi.Size() > s.limits.maxBytes {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
 	}
-	if c := s.c; c != nil && fi.Size() >= c.size {
-		next, suffix, err := s.extend(f, c)
+	if c := prev; c != nil && fi.Size() >= c.size {
+		next, suffix, err := s.extend(ctx, f, c)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +101,7 @@ func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cache
 			return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 		}
 	}
-	data, err := readOpen(readOp, s.path, f, s.limits)
+	data, err := readOpen(ctx, readOp, s.path, f, fi, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -140,21 +148,27 @@ func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string,
 // c.revision it reads the rest, decodes only the new lines and returns the
 // extended (not yet validated) state and the new bytes (nil when there were
 // none). It returns a nil state when the prefix changed.
-func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
+func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []byte, error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 256<<10)
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.LimitReader(f, c.size), s.buf)
+	n, err := io.CopyBuffer(h, ctxReader{ctx, io.LimitReader(f, c.size)}, s.buf)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	var sum [sha256.Size]byte
 	if n != c.size || hex.EncodeToString(h.Sum(sum[:0])) != c.revision {
 		return nil, nil, nil
 	}
-	suffix, err := io.ReadAll(io.LimitReader(f, s.limits.maxBytes-c.size+1))
+	suffix, err := io.ReadAll(ctxReader{ctx, io.LimitReader(f, s.limits.maxBytes-c.size+1)})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	if len(suffix) == 0 {
@@ -234,19 +248,24 @@ func merge(big, small map[string]struct{}) map[string]struct{} {
 
 // buildIndex builds the message and tool call id sets of a valid state.
 func (c *cached) buildIndex() {
-	if c.ids != nil {
-		return
+	if c.ids == nil {
+		c.ids, c.calls = indexOf(c.messages)
 	}
-	c.ids = make(map[string]struct{}, len(c.messages))
-	c.calls = make(map[string]struct{})
-	for i := range c.messages {
-		c.ids[c.messages[i].ID] = struct{}{}
-		for _, b := range c.messages[i].Blocks {
+}
+
+// indexOf returns the message ids and tool call ids of msgs.
+func indexOf(msgs []contract.Message) (ids, calls map[string]struct{}) {
+	ids = make(map[string]struct{}, len(msgs))
+	calls = make(map[string]struct{})
+	for i := range msgs {
+		ids[msgs[i].ID] = struct{}{}
+		for _, b := range msgs[i].Blocks {
 			if call, ok := b.(*contract.ToolCallBlock); ok {
-				c.calls[call.ID] = struct{}{}
+				calls[call.ID] = struct{}{}
 			}
 		}
 	}
+	return ids, calls
 }
 
 // appendedValid reports whether next's identity and the added messages
