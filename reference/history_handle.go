@@ -170,6 +170,11 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
 	}
+	// An existing file is refused at once rather than after a wait for
+	// its writer; the link below is what guarantees it.
+	if _, err := os.Lstat(path); err == nil {
+		return nil, parseError(op, path, 0, ErrExists, "file already exists", nil)
+	}
 	lock, err := writerLock(ctx, op, path)
 	if err != nil {
 		return nil, err
