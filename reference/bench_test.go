@@ -34,6 +34,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if runChild() {
+		os.Exit(0)
+	}
 	code := m.Run()
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
