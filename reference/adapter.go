@@ -228,7 +228,11 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 		<-a.loading
 		return contract.HistorySnapshot{}, ErrClosed
 	}
-	c, err := a.store.load(ctx, prev, a.runtimeID, a.root)
+	// While the file is read and hashed, copy the cached history for the
+	// caller: when the file is unchanged or only grew, that copy is the
+	// snapshot's prefix, and on a second processor it costs no time.
+	early := startCopy(prev)
+	c, extended, err := a.store.load(ctx, prev, a.runtimeID, a.root)
 	a.mu.Lock()
 	if err == nil && !a.closed.Load() {
 		a.store.c = c
@@ -252,14 +256,15 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 	}
 	// c is immutable once loaded (see store.extend), so the copy is made
 	// outside the lock.
+	msgs, groups := early.result(c, extended)
 	return contract.HistorySnapshot{
 		SchemaVersion:    contract.HistorySchemaVersion,
 		RuntimeID:        c.header.RuntimeID,
 		SessionID:        c.header.SessionID,
 		Revision:         c.revision,
 		ProjectRoot:      a.root,
-		Messages:         contract.CloneMessages(c.messages),
-		ToolAtomicGroups: contract.CloneGroups(c.groups),
+		Messages:         msgs,
+		ToolAtomicGroups: groups,
 	}, nil
 }
 

@@ -45,13 +45,16 @@ type cached struct {
 	groups   []contract.ToolAtomicGroup
 	ids      map[string]struct{} // message ids, built on the first append
 	calls    map[string]struct{} // tool call ids, built with ids
+	extends  bool                // the state is the last one plus appended messages
 }
 
 const readOp = "read"
 
 // load returns the current valid state of the file, checked against the
 // adapter's runtime id and trusted root; prev is the last state load
-// returned, or nil. Errors: a *HistoryError wrapping ErrIdentityMismatch for
+// returned, or nil. extended reports that the state is prev or prev plus
+// appended messages (prev's messages are then its first ones, and its
+// groups are prev's when no appended message holds a tool block). Errors: a *HistoryError wrapping ErrIdentityMismatch for
 // identity, a *ValidationError for an invalid history, any other error for
 // a file that cannot be read or parsed.
 //
@@ -61,7 +64,12 @@ const readOp = "read"
 // and every read end when ctx does. On a file system without locks the
 // file is read without one: a record seen half written then fails the
 // read as an unterminated final record, and the next read sees it whole.
-func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (*cached, error) {
+func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (c *cached, extended bool, err error) {
+	c, err = s.read(ctx, prev, runtimeID, trustedRoot)
+	return c, err == nil && prev != nil && (c == prev || c.extends), err
+}
+
+func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (*cached, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -94,6 +102,7 @@ func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 				if err := next.validateAppended(c, len(c.messages), root); err != nil {
 					return nil, err
 				}
+				next.extends = true
 			}
 			return next, nil
 		}
@@ -348,4 +357,44 @@ func errorCode(err error) string {
 		return CodeHistoryIdentityMismatch
 	}
 	return CodeHistoryReadFailed
+}
+
+// pendingCopy is a caller's deep copy of a cached state, made on another
+// goroutine while the file is read again.
+type pendingCopy struct {
+	from   *cached
+	done   chan struct{}
+	msgs   []contract.Message
+	groups []contract.ToolAtomicGroup
+}
+
+// startCopy starts copying c (nil for none).
+func startCopy(c *cached) *pendingCopy {
+	if c == nil {
+		return nil
+	}
+	p := &pendingCopy{from: c, done: make(chan struct{})}
+	go func() {
+		p.msgs, p.groups = contract.CloneMessages(c.messages), contract.CloneGroups(c.groups)
+		close(p.done)
+	}()
+	return p
+}
+
+// result returns a deep copy of next's messages and groups, reusing the
+// copy of p.from when next extends it.
+func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, []contract.ToolAtomicGroup) {
+	if p == nil || !extended {
+		return contract.CloneMessages(next.messages), contract.CloneGroups(next.groups)
+	}
+	<-p.done
+	if p.from == next {
+		return p.msgs, p.groups
+	}
+	msgs := append(p.msgs, contract.CloneMessages(next.messages[len(p.from.messages):])...)
+	groups := p.groups
+	if len(next.groups) != len(p.from.groups) || len(next.groups) > 0 && &next.groups[0] != &p.from.groups[0] {
+		groups = contract.CloneGroups(next.groups)
+	}
+	return msgs, groups
 }
