@@ -342,3 +342,10 @@ func TestCreateAndOpenHistory(t *testing.T) {
 		}
 	}
 }
+
+func mustNil(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

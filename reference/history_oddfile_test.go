@@ -138,10 +138,3 @@ func TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext(t *testing.T) {
 		t.Fatalf("after the write: %v", err)
 	}
 }
-
-func mustNil(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
