@@ -240,8 +240,10 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 
 // BenchmarkSnapshotAfterAppend appends one message through a History
 // (untimed) and then snapshots: the prefix is hashed again and compared,
-// and only the new line is decoded. Its floor is BenchmarkFloorReadHash. A text message is validated against the id index ("text"); a
-// tool call or result makes the whole history be validated again ("tool").
+// and only the new line is decoded and validated against the id index.
+// After a text message ("text") the groups are the cached ones; after a
+// tool call or result ("tool") the groups it touches are derived again.
+// Its floor is BenchmarkFloorReadHash.
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
 	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
 	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })

@@ -54,7 +54,7 @@
 // cache, a file that grew with its old bytes intact (an append) has only its
 // new lines decoded, and a file changed anywhere else is parsed again from
 // scratch. New lines are validated against an index of known message and
-// tool call ids (tool atomic groups are rebuilt when they hold tool blocks),
+// tool call ids (only the tool atomic groups they touch are derived again),
 // and a cold read validates the same way, as an append to an empty history;
 // any issue falls back to contract.ValidateHistorySnapshot on the whole
 // history, so errors list exactly the issues the full validator reports.

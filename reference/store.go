@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -46,6 +48,10 @@ type cached struct {
 	ids      map[string]struct{} // message ids, built on the first append
 	calls    map[string]struct{} // tool call ids, built with ids
 	extends  bool                // the state is the last one plus appended messages
+	// pos (message id → index) and groupOf (tool call id → the first
+	// message id of its group) are built on the first tool append.
+	pos     map[string]int32
+	groupOf map[string]string
 }
 
 const readOp = "read"
@@ -219,7 +225,8 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 // atomic groups are derived from the messages, so the group checks (steps 7
 // to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
 // against prev's index of message and tool call ids; when they find
-// nothing, the groups are rebuilt only if a new message holds a tool block.
+// nothing and a new message holds a tool block, only the groups it touches
+// are derived again (extendGroups).
 // When they find anything, the whole history is validated again, so that
 // the issue list is exactly the full validator's.
 func (next *cached) validateAppended(prev *cached, old int, root string) error {
@@ -228,10 +235,16 @@ func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	if ids, calls, ok := next.appendedValid(prev, added); ok {
 		next.ids, next.calls = merge(prev.ids, ids), merge(prev.calls, calls)
 		prev.ids, prev.calls = nil, nil
-		if len(calls) > 0 || hasToolBlocks(added) || prev.groups == nil {
+		switch {
+		case prev.groups == nil:
 			next.groups = contract.BuildToolAtomicGroups(next.messages)
-		} else {
+		case len(calls) > 0 || hasToolBlocks(added):
+			next.groups = next.extendGroups(prev, old)
+		default:
 			next.groups = prev.groups
+			next.pos, next.groupOf = prev.pos, prev.groupOf
+			prev.pos, prev.groupOf = nil, nil
+			next.indexPositions(old)
 		}
 		return nil
 	}
@@ -397,4 +410,98 @@ func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, [
 		groups = contract.CloneGroups(next.groups)
 	}
 	return msgs, groups
+}
+
+// indexPositions adds the positions of the messages from index old on to
+// c.pos, when c.pos has been built.
+func (c *cached) indexPositions(old int) {
+	if c.pos == nil {
+		return
+	}
+	for i := old; i < len(c.messages); i++ {
+		c.pos[c.messages[i].ID] = int32(i)
+	}
+}
+
+// extendGroups returns the tool atomic groups of next, which is prev (a
+// valid state with groups) plus the valid messages from index old on,
+// without deriving every group again. In a valid history an appended
+// message joins only the groups of the calls its results answer (its own
+// calls are new), and a group's members, ids, completeness and id depend
+// on its messages alone: so the groups the appended messages touch are
+// derived again from their members and the appended tool messages, by
+// BuildToolAtomicGroups on that sub-history, and put in place of the
+// touched ones, in group order (first message id, bytewise; ids are
+// unique, so there are no ties).
+func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGroup {
+	if prev.pos == nil {
+		prev.pos = make(map[string]int32, len(prev.messages))
+		for i := range prev.messages {
+			prev.pos[prev.messages[i].ID] = int32(i)
+		}
+		prev.groupOf = make(map[string]string)
+		for _, g := range prev.groups {
+			for _, id := range g.ToolCallIDs {
+				prev.groupOf[id] = g.MessageIDs[0]
+			}
+		}
+	}
+	next.pos, next.groupOf = prev.pos, prev.groupOf
+	prev.pos, prev.groupOf = nil, nil
+	next.indexPositions(old)
+
+	firstOf := func(g *contract.ToolAtomicGroup) string { return g.MessageIDs[0] }
+	groups := prev.groups
+	find := func(first string) int {
+		i, _ := slices.BinarySearchFunc(groups, first, func(g contract.ToolAtomicGroup, t string) int {
+			return strings.Compare(firstOf(&g), t)
+		})
+		return i
+	}
+	touched := map[string]bool{} // first message ids of the touched groups
+	var members []int32
+	for i := old; i < len(next.messages); i++ {
+		isTool := false
+		for _, b := range next.messages[i].Blocks {
+			switch b := b.(type) {
+			case *contract.ToolCallBlock:
+				isTool = true
+			case *contract.ToolResultBlock:
+				isTool = true
+				if first, ok := next.groupOf[b.ToolCallID]; ok {
+					touched[first] = true
+				}
+			}
+		}
+		if isTool {
+			members = append(members, int32(i))
+		}
+	}
+	keep := make([]contract.ToolAtomicGroup, 0, len(groups)+len(members))
+	for first := range touched {
+		g := &groups[find(first)]
+		for _, id := range g.MessageIDs {
+			members = append(members, next.pos[id])
+		}
+	}
+	for i := range groups {
+		if !touched[firstOf(&groups[i])] {
+			keep = append(keep, groups[i])
+		}
+	}
+	slices.Sort(members)
+	sub := make([]contract.Message, len(members))
+	for k, i := range members {
+		sub[k] = next.messages[i]
+	}
+	for _, g := range contract.BuildToolAtomicGroups(sub) {
+		for _, id := range g.ToolCallIDs {
+			next.groupOf[id] = g.MessageIDs[0]
+		}
+		i, _ := slices.BinarySearchFunc(keep, g.MessageIDs[0], func(k contract.ToolAtomicGroup, t string) int {
+			return strings.Compare(firstOf(&k), t)
+		})
+		keep = slices.Insert(keep, i, g)
+	}
+	return keep
 }
