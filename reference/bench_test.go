@@ -449,6 +449,10 @@ func writeLongHistory(b *testing.B, n int) string {
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}
+	// Sync now: the first timed fsync would otherwise write the whole file.
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
