@@ -16,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/spec/gen"
@@ -82,11 +83,12 @@ func childAppendIDs(report func(string, ...any)) error {
 	return nil
 }
 
-// createLoopHistory is the i-th history a create-loop child writes:
-// between about 30 KB and 300 KB.
+// createLoopHistory is the i-th history a create-loop child writes: 10 to
+// 40 messages of about 100 KB each, so that writing and syncing the file
+// take a good part of each create.
 func createLoopHistory(i int) []contract.Message {
 	fx := fixture()
-	return gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: 300}.Messages(50 + 100*(i%5))
+	return gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: 100_000}.Messages(10 + 10*(i%4))
 }
 
 // childCreateLoop creates h-0.jsonl, h-1.jsonl, … in ADAPTERKIT_DIR,
@@ -168,6 +170,15 @@ func (c *child) next(t *testing.T) (string, bool) {
 		t.Fatalf("child: %s", line)
 	}
 	return line, ok
+}
+
+// killSoon lets a random part of the next few milliseconds pass before a
+// kill. It waits for nothing: a kill sent at once after a report would
+// always land at the start of the child's next step (building a message),
+// and the delay spreads the kills over the whole step, its write and its
+// fsync included. What the test checks does not depend on the delay.
+func killSoon(rng *rand.Rand) {
+	time.Sleep(time.Duration(rng.Int64N(int64(15 * time.Millisecond))))
 }
 
 // kill kills the child with SIGKILL and reaps it.
@@ -301,6 +312,7 @@ func TestKillDuringCreate(t *testing.T) {
 				done, _ = strconv.Atoi(v)
 			}
 		}
+		killSoon(rng)
 		c.kill(t)
 		for i := 0; ; i++ {
 			path := filepath.Join(round, "h-"+strconv.Itoa(i)+".jsonl")
@@ -348,6 +360,7 @@ func TestKillDuringAppend(t *testing.T) {
 				acked = append(acked, appendLoopMessage(k).ID)
 			}
 		}
+		killSoon(rng)
 		c.kill(t)
 		r, err := RecoverHistory(context.Background(), e.path)
 		mustNil(t, err)
