@@ -97,8 +97,13 @@ type Adapter struct {
 	closed atomic.Bool
 	diags  ring
 
-	mu    sync.Mutex // guards store
-	store store
+	// loading holds one token while a snapshot reads the file: reads are
+	// serialised, and a caller waits for its turn only as long as its
+	// context allows. mu guards store.c alone and is never held while
+	// reading the file, so Shutdown never waits for a read.
+	loading chan struct{}
+	mu      sync.Mutex
+	store   store
 }
 
 var (
@@ -130,15 +135,9 @@ func New(opts Options) (*Adapter, error) {
 	if opts.Transport == nil {
 		return nil, optionsError("transport is required")
 	}
-	l := limits{maxBytes: opts.MaxBytes, maxMessages: opts.MaxMessages}
-	if l.maxBytes == 0 {
-		l.maxBytes = DefaultMaxBytes
-	}
-	if l.maxMessages == 0 {
-		l.maxMessages = DefaultMaxMessages
-	}
-	if l.maxBytes < 0 || l.maxMessages < 0 {
-		return nil, optionsError("bounds must be positive")
+	l, err := limits{maxBytes: opts.MaxBytes, maxMessages: opts.MaxMessages}.resolve()
+	if err != nil {
+		return nil, err
 	}
 	cfg := privacy.DefaultConfig()
 	if opts.Privacy != nil {
@@ -160,6 +159,7 @@ func New(opts Options) (*Adapter, error) {
 		embedding: opts.EmbeddingPort,
 		privacy:   engine,
 		kv:        kv,
+		loading:   make(chan struct{}, 1),
 		store:     store{path: opts.HistoryPath, limits: l},
 	}, nil
 }
@@ -214,19 +214,32 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 	if a.closed.Load() {
 		return contract.HistorySnapshot{}, ErrClosed
 	}
-	a.mu.Lock()
-	if a.closed.Load() {
-		a.mu.Unlock()
-		return contract.HistorySnapshot{}, ErrClosed
+	select {
+	case a.loading <- struct{}{}:
+	case <-ctx.Done():
+		return contract.HistorySnapshot{}, ctx.Err()
 	}
+	a.mu.Lock()
 	if rebuild {
 		a.store.c = nil
 	}
-	c, err := a.store.load(ctx, a.runtimeID, a.root)
-	if err == nil {
+	prev := a.store.c
+	a.mu.Unlock()
+	if a.closed.Load() {
+		<-a.loading
+		return contract.HistorySnapshot{}, ErrClosed
+	}
+	// While the file is read and hashed, copy the cached history for the
+	// caller: when the file is unchanged or only grew, that copy is the
+	// snapshot's prefix, and on a second processor it costs no time.
+	early := startCopy(prev)
+	c, extended, err := a.store.load(ctx, prev, a.runtimeID, a.root)
+	a.mu.Lock()
+	if err == nil && !a.closed.Load() {
 		a.store.c = c
 	}
 	a.mu.Unlock()
+	<-a.loading
 	if err != nil {
 		switch code := errorCode(err); code {
 		case "":
@@ -244,14 +257,15 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 	}
 	// c is immutable once loaded (see store.extend), so the copy is made
 	// outside the lock.
+	msgs, groups := early.result(c, extended)
 	return contract.HistorySnapshot{
 		SchemaVersion:    contract.HistorySchemaVersion,
 		RuntimeID:        c.header.RuntimeID,
 		SessionID:        c.header.SessionID,
 		Revision:         c.revision,
 		ProjectRoot:      a.root,
-		Messages:         contract.CloneMessages(c.messages),
-		ToolAtomicGroups: contract.CloneGroups(c.groups),
+		Messages:         msgs,
+		ToolAtomicGroups: groups,
 	}, nil
 }
 

@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -34,6 +35,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if runChild() {
+		os.Exit(0)
+	}
 	code := m.Run()
 	if benchDir != "" {
 		os.RemoveAll(benchDir)
@@ -130,6 +134,21 @@ func BenchmarkFloorReadHashDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkFloorReadHash is the floor of a snapshot after an append: read
+// the whole file and hash it.
+func BenchmarkFloorReadHash(b *testing.B) {
+	e := benchHistory(b)
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := os.ReadFile(e.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sha256.Sum256(data)
+	}
+}
+
 // peakHeap samples the live heap while fn runs and returns the highest
 // value above the heap in use before it started.
 func peakHeap(fn func()) uint64 {
@@ -219,11 +238,12 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 	}
 }
 
-// BenchmarkSnapshotAfterAppend appends one message (untimed, writing the
-// line AppendMessage would write, without AppendMessage's own read of the
-// file: see BenchmarkAppendMessage for that) and then snapshots: the prefix is re-hashed and compared, and only the new line is
-// decoded. A text message is validated against the id index ("text"); a
-// tool call or result makes the whole history be validated again ("tool").
+// BenchmarkSnapshotAfterAppend appends one message through a History
+// (untimed) and then snapshots: the prefix is hashed again and compared,
+// and only the new line is decoded and validated against the id index.
+// After a text message ("text") the groups are the cached ones; after a
+// tool call or result ("tool") the groups it touches are derived again.
+// Its floor is BenchmarkFloorReadHash.
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
 	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
 	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })
@@ -236,23 +256,18 @@ func benchAfterAppend(b *testing.B, next func(int) contract.Message) {
 		b.Fatal(err)
 	}
 	first := a.store.c.messages[0].Blocks[0]
-	f, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+	h, err := OpenHistory(context.Background(), e.path, WithMaxMessages(10*benchMessages))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer f.Close()
+	defer h.Close()
 	b.SetBytes(fileSize(b, e.path))
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
 		i++
-		m := next(i)
-		line, err := appendRecord(nil, &m)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := f.Write(line); err != nil {
+		if err := h.Append(context.Background(), next(i)); err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
@@ -320,4 +335,126 @@ func BenchmarkAppendMessage(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkOpenHistory opens the large history for appending: read, hash,
+// decode, validate and index it. Compare with BenchmarkSnapshotCold.
+func BenchmarkOpenHistory(b *testing.B) {
+	e := benchHistory(b)
+	b.SetBytes(fileSize(b, e.path))
+	b.ReportAllocs()
+	for b.Loop() {
+		h, err := OpenHistory(context.Background(), e.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if h.Len() != benchMessages {
+			b.Fatal(h.Len())
+		}
+		h.Close()
+	}
+}
+
+// BenchmarkHistoryAppend is one History.Append (one line, synced) on
+// histories of 1,000, 100,000 and 1,000,000 messages, and its floor
+// ("floor-fsync"): the same line appended to a plain file with one write
+// and one fsync. The histories are written line by line into the
+// benchmark's temporary folder (the 1M one, about 250 MB, in a few
+// seconds) and opened untimed.
+func BenchmarkHistoryAppend(b *testing.B) {
+	line, err := appendRecord(nil, new(benchAppended(0)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("floor-fsync", func(b *testing.B) {
+		f, err := os.OpenFile(filepath.Join(b.TempDir(), "plain"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := f.Write(line); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, n := range []int{1_000, 100_000, 1_000_000} {
+		b.Run("messages="+strconv.Itoa(n), func(b *testing.B) {
+			path := writeLongHistory(b, n)
+			h, err := OpenHistory(context.Background(), path, WithMaxBytes(1<<30), WithMaxMessages(1<<30))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer h.Close()
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				if err := h.Append(context.Background(), benchAppended(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// writeLongHistory writes a valid history of n messages (repeated
+// exchanges: a request, a tool call, its result, an answer) straight to a
+// file, one line at a time, and returns its path.
+func writeLongHistory(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	root, err := resolveRoot(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "history.jsonl")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	buf := appendHeader(nil, &Header{RuntimeID: benchRuntime, SessionID: benchSession, ProjectRoot: root})
+	for i := 0; i < n; i++ {
+		x := strconv.Itoa(i / 4)
+		call := "long-call-" + x
+		var m contract.Message
+		switch entry := "long-" + strconv.Itoa(i); i % 4 {
+		case 0:
+			m = contract.NewRuntimeMessage(benchRuntime, benchSession, entry, contract.RoleUser, &contract.TextBlock{Text: "Request " + x})
+		case 1:
+			m = contract.NewRuntimeMessage(benchRuntime, benchSession, entry, contract.RoleAssistant, &contract.ToolCallBlock{ID: call, Name: "read"})
+		case 2:
+			m = contract.NewRuntimeMessage(benchRuntime, benchSession, entry, contract.RoleTool, &contract.ToolResultBlock{ToolCallID: call, ToolName: "read", Content: "package main"})
+		default:
+			m = contract.NewRuntimeMessage(benchRuntime, benchSession, entry, contract.RoleAssistant, &contract.TextBlock{Text: "Answer " + x})
+		}
+		if buf, err = appendRecord(buf, &m); err != nil {
+			b.Fatal(err)
+		}
+		if len(buf) > 1<<20 {
+			if _, err := w.Write(buf); err != nil {
+				b.Fatal(err)
+			}
+			buf = buf[:0]
+		}
+	}
+	if _, err := w.Write(buf); err != nil {
+		b.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	// Sync now: the first timed fsync would otherwise write the whole file.
+	if err := f.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
 }

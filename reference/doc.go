@@ -18,9 +18,14 @@
 // contract order, unknown fields kept, strings escaped exactly as
 // JavaScript's JSON.stringify escapes them (no HTML or U+2028 escaping), so
 // files written here and by the TypeScript kit are byte-identical.
-// CreateHistory writes a new file (exclusively, mode 0600, parent folders
-// 0700); AppendMessage adds one line with one append-mode write. Nothing in
-// this package ever rewrites or truncates a history file.
+// CreateHistory writes a new file (a synced temporary file linked to the
+// final name, which must not exist; mode 0600, parent folders 0700). A
+// History (OpenHistory, CreateAndOpenHistory) is the file's one writer:
+// it holds the file's writer lock, reads the file once, and appends each
+// message as one synced line in constant time; AppendMessage is the
+// one-shot form. Nothing in this package rewrites a history file; only
+// RecoverHistory truncates one, and only to move a torn last record aside.
+// See docs/reference-history.md.
 //
 // # Reading and bounds
 //
@@ -49,7 +54,7 @@
 // cache, a file that grew with its old bytes intact (an append) has only its
 // new lines decoded, and a file changed anywhere else is parsed again from
 // scratch. New lines are validated against an index of known message and
-// tool call ids (tool atomic groups are rebuilt when they hold tool blocks),
+// tool call ids (only the tool atomic groups they touch are derived again),
 // and a cold read validates the same way, as an append to an empty history;
 // any issue falls back to contract.ValidateHistorySnapshot on the whole
 // history, so errors list exactly the issues the full validator reports.
@@ -90,8 +95,9 @@
 //     kit replaces invalid bytes and hashes the replaced text.
 //   - AppendMessage refuses an append that would take the file past either
 //     bound; the TypeScript kit appends and lets the next read fail.
-//   - AppendMessage fails with ErrConcurrentWrite when the file changed
-//     between reading and appending.
+//   - Writers lock the file (one writer at a time, readers never see a
+//     record half written) and fail with ErrConcurrentWrite when the file
+//     was changed by anything else.
 //   - Snapshots are cached as described above; the TypeScript kit decodes
 //     and validates the whole file on every snapshot.
 //   - Tool atomic groups are ordered by byte comparison of their first

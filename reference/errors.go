@@ -27,7 +27,8 @@ var (
 	// ErrHistoryInvalid: the history parses but does not validate as a
 	// snapshot; the error is a *ValidationError.
 	ErrHistoryInvalid = errors.New("reference: history is invalid")
-	// ErrExists: CreateHistory was asked to create a file that already exists.
+	// ErrExists: CreateHistory or CreateAndOpenHistory was asked to create
+	// a file that already exists.
 	ErrExists = errors.New("reference: history file already exists")
 	// ErrInvalidMessage: a message given to CreateHistory or AppendMessage is
 	// not structurally valid or cannot be encoded.
@@ -35,12 +36,14 @@ var (
 	// ErrInvalidHeader: CreateHistory was given a blank session id or a
 	// project root that does not resolve.
 	ErrInvalidHeader = errors.New("reference: history header is invalid")
-	// ErrConcurrentWrite: the file changed between reading it and appending
-	// to it; nothing was written.
+	// ErrConcurrentWrite: the file was changed by something other than
+	// the History appending to it (or replaced while a writer waited for
+	// its lock); nothing was written.
 	ErrConcurrentWrite = errors.New("reference: history changed during append")
-	// ErrInvalidOptions: New was given options it cannot use.
+	// ErrInvalidOptions: New, or a history function, was given options it
+	// cannot use (a negative bound, for example).
 	ErrInvalidOptions = errors.New("reference: invalid adapter options")
-	// ErrClosed: the adapter has been shut down.
+	// ErrClosed: the adapter has been shut down, or the History closed.
 	ErrClosed = errors.New("reference: adapter is closed")
 )
 
@@ -48,7 +51,7 @@ var (
 // file. It unwraps to one of the package's sentinels and, when there is
 // one, to the underlying cause (an *os.PathError, a *contract.DecodeError, …).
 type HistoryError struct {
-	Op     string // "read", "create" or "append"
+	Op     string // "read", "open", "create", "append" or "recover"
 	Path   string // the history file
 	Line   int    // 1-based line of the offending record, 0 when not about a line
 	Reason string // a fixed description, never file content

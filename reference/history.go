@@ -27,6 +27,11 @@ const HeaderType = "ds4-runtime-session-v1"
 const DefaultRuntimeID = "jsonl-reference"
 
 // Default bounds of a history file.
+//
+// Every bound in this package follows one convention, whether it is set
+// with Options.MaxBytes and Options.MaxMessages or with WithMaxBytes and
+// WithMaxMessages: 0 means the default and a negative bound is refused
+// with ErrInvalidOptions.
 const (
 	DefaultMaxBytes    int64 = 64 << 20
 	DefaultMaxMessages int   = 100_000
@@ -40,15 +45,16 @@ type Header struct {
 	ProjectRoot string
 }
 
-// HistoryOption changes the bounds CreateHistory and AppendMessage enforce.
+// HistoryOption changes the bounds CreateHistory, CreateAndOpenHistory,
+// OpenHistory and AppendMessage enforce.
 type HistoryOption func(*limits)
 
-// WithMaxBytes sets the byte bound (default DefaultMaxBytes). A non-positive
-// bound makes the call fail with ErrInvalidOptions.
+// WithMaxBytes sets the byte bound: 0 means DefaultMaxBytes, and a
+// negative bound makes the call fail with ErrInvalidOptions.
 func WithMaxBytes(n int64) HistoryOption { return func(l *limits) { l.maxBytes = n } }
 
-// WithMaxMessages sets the message bound (default DefaultMaxMessages). A
-// non-positive bound makes the call fail with ErrInvalidOptions.
+// WithMaxMessages sets the message bound: 0 means DefaultMaxMessages, and a
+// negative bound makes the call fail with ErrInvalidOptions.
 func WithMaxMessages(n int) HistoryOption { return func(l *limits) { l.maxMessages = n } }
 
 type limits struct {
@@ -56,15 +62,27 @@ type limits struct {
 	maxMessages int
 }
 
+// resolve applies the bounds convention: 0 is the default, a negative
+// bound is an error.
+func (l limits) resolve() (limits, error) {
+	if l.maxBytes < 0 || l.maxMessages < 0 {
+		return l, optionsError("bounds must not be negative")
+	}
+	if l.maxBytes == 0 {
+		l.maxBytes = DefaultMaxBytes
+	}
+	if l.maxMessages == 0 {
+		l.maxMessages = DefaultMaxMessages
+	}
+	return l, nil
+}
+
 func newLimits(opts []HistoryOption) (limits, error) {
-	l := limits{maxBytes: DefaultMaxBytes, maxMessages: DefaultMaxMessages}
+	var l limits
 	for _, o := range opts {
 		o(&l)
 	}
-	if l.maxBytes <= 0 || l.maxMessages <= 0 {
-		return l, ErrInvalidOptions
-	}
-	return l, nil
+	return l.resolve()
 }
 
 // resolveRoot returns the canonical (absolute, symlink-free) form of root.
@@ -322,16 +340,34 @@ func openError(op, path string, err error) error {
 	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
 }
 
-// readOpen reads an open history file from its current offset to EOF: it
-// must be a regular file within the byte bound.
-func readOpen(op, path string, f *os.File, l limits) ([]byte, error) {
+// openRegular opens the history file at path without waiting (see
+// openNoWait) and refuses anything but a regular file before a byte is
+// read: a FIFO, a device or a folder in its place is an error, not a wait.
+func openRegular(op, path string, flag int) (*os.File, fs.FileInfo, error) {
+	f, err := openNoWait(path, flag, 0)
+	if err != nil {
+		return nil, nil, openError(op, path, err)
+	}
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+		f.Close()
+		return nil, nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, parseError(op, path, 0, ErrHistoryCorrupt, "not a regular file", nil)
+		f.Close()
+		return nil, nil, parseError(op, path, 0, ErrHistoryCorrupt, "not a regular file", nil)
 	}
+	return f, fi, nil
+}
+
+// readChunk is how much a read asks for at a time; the context is checked
+// between reads.
+const readChunk = 4 << 20
+
+// readOpen reads an open regular history file from its current offset to
+// EOF, within the byte bound; fi is the file's status. It stops with
+// ctx's error when ctx ends.
+func readOpen(ctx context.Context, op, path string, f *os.File, fi fs.FileInfo, l limits) ([]byte, error) {
 	if fi.Size() > l.maxBytes {
 		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
 	}
@@ -339,10 +375,13 @@ func readOpen(op, path string, f *os.File, l limits) ([]byte, error) {
 	// byte past the bound.
 	buf := make([]byte, 0, fi.Size()+1)
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
+		n, err := f.Read(buf[len(buf):min(cap(buf), len(buf)+readChunk)])
 		buf = buf[:len(buf)+n]
 		if int64(len(buf)) > l.maxBytes {
 			return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
@@ -385,10 +424,15 @@ func snapshotOf(h *Header, root, revision string, msgs []contract.Message, group
 // trimmed and must not be blank; h.ProjectRoot is resolved to its canonical
 // real path (it must exist). Every message must be structurally valid
 // (contract.ValidateMessage) and the whole history must validate as a
-// snapshot; a *ValidationError says which codes failed. Missing parent
-// folders are created with mode 0700. The file is created exclusively with
-// mode 0600: an existing file is never overwritten (ErrExists). A history
-// that would exceed the bounds is refused with ErrHistoryTooLarge.
+// snapshot; a *ValidationError says which codes failed. A history that
+// would exceed the bounds is refused with ErrHistoryTooLarge.
+//
+// Missing parent folders are created with mode 0700. The history is
+// written to a temporary file (mode 0600) in the same folder and synced,
+// then linked to path, which fails if path exists: an existing file is
+// never overwritten (ErrExists). The temporary name is then removed and
+// the folder synced. A process killed at any moment leaves either no file
+// at path or the complete history.
 func CreateHistory(ctx context.Context, path string, h Header, messages []contract.Message, opts ...HistoryOption) error {
 	const op = "create"
 	if err := ctx.Err(); err != nil {
@@ -398,77 +442,101 @@ func CreateHistory(ctx context.Context, path string, h Header, messages []contra
 	if err != nil {
 		return err
 	}
+	data, _, err := encodeHistory(op, path, &h, messages, l)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+	}
+	return writeNew(op, path, data)
+}
+
+// encodeHistory checks a new history and returns its file bytes and its
+// resolved project root; h is updated to the header written.
+func encodeHistory(op, path string, h *Header, messages []contract.Message, l limits) ([]byte, string, error) {
 	h.RuntimeID = jsstring.Trim(h.RuntimeID)
 	if h.RuntimeID == "" {
 		h.RuntimeID = DefaultRuntimeID
 	}
 	h.SessionID = jsstring.Trim(h.SessionID)
 	if h.SessionID == "" {
-		return parseError(op, path, 0, ErrInvalidHeader, "session id is blank", nil)
+		return nil, "", parseError(op, path, 0, ErrInvalidHeader, "session id is blank", nil)
 	}
 	if contract.IsBlank(h.ProjectRoot) {
-		return parseError(op, path, 0, ErrInvalidHeader, "project root is blank", nil)
+		return nil, "", parseError(op, path, 0, ErrInvalidHeader, "project root is blank", nil)
 	}
 	root, err := resolveRoot(h.ProjectRoot)
 	if err != nil {
-		return parseError(op, path, 0, ErrInvalidHeader, "project root does not resolve", err)
+		return nil, "", parseError(op, path, 0, ErrInvalidHeader, "project root does not resolve", err)
 	}
 	h.ProjectRoot = root
-	data := appendHeader(nil, &h)
+	data := appendHeader(nil, h)
 	for i := range messages {
 		if data, err = appendRecord(data, &messages[i]); err != nil {
-			return parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
+			return nil, "", parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
 		}
 	}
 	if int64(len(data)) > l.maxBytes {
-		return parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the byte bound", nil)
+		return nil, "", parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the byte bound", nil)
 	}
 	if len(messages) > l.maxMessages {
-		return parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the message bound", nil)
+		return nil, "", parseError(op, path, 0, ErrHistoryTooLarge, "history exceeds the message bound", nil)
 	}
-	snap := snapshotOf(&h, root, revisionOf(data), messages, nil)
+	snap := snapshotOf(h, root, revisionOf(data), messages, nil)
 	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
-		return &ValidationError{Issues: issues}
+		return nil, "", &ValidationError{Issues: issues}
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+	return data, root, nil
+}
+
+// createSuffix is the middle of the temporary name a history is written
+// under before it is linked to its path: ".<name>.create-<random>" in the
+// same folder. A process killed between the link and the removal leaves
+// that name behind as a second link to the complete history; it is never
+// read and can be deleted.
+const createSuffix = ".create-"
+
+// writeNew writes data to a new file at path without ever exposing a
+// partial file there (see CreateHistory).
+func writeNew(op, path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+createSuffix+"*")
+	if err != nil {
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be created", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be written", err)
+	}
+	err = os.Link(tmp.Name(), path)
+	os.Remove(tmp.Name())
 	if err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return parseError(op, path, 0, ErrExists, "file already exists", err)
 		}
 		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be created", err)
 	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// The file is ours (created exclusively above): do not leave a
-		// partial history behind.
-		os.Remove(path)
-		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be written", err)
+	if err := syncDir(dir); err != nil {
+		return parseError(op, path, 0, ErrHistoryCorrupt, "folder cannot be synced", err)
 	}
 	return nil
 }
 
-// AppendMessage appends msg to the history at path as one new line.
+// AppendMessage appends msg to the history at path as one new line: it is
+// OpenHistory, History.Append and Close in one call, so it reads and
+// validates the whole file first and costs about a cold read. A runtime
+// that appends many messages keeps a History open instead.
 //
-// The file must parse; msg must be structurally valid and its provenance
-// session id and runtime id must equal the header's (else
-// ErrIdentityMismatch); the whole history plus msg must validate as a
-// snapshot (else a *ValidationError, for example for a duplicate id); and
-// the file after the append must stay within the byte and message bounds
-// (else ErrHistoryTooLarge). Then exactly one line is written with a single
-// append-mode write. The file is never rewritten or truncated. Appends to
-// one file must come from one writer at a time; a change detected between
-// reading and writing fails with ErrConcurrentWrite. A reader racing an
-// append may see the new record half written and report an unterminated
-// final record; reading again after the append returns succeeds.
+// The checks and errors are History.Append's; the wait for the writer lock
+// is OpenHistory's (bounded by ctx, then ErrLocked).
 func AppendMessage(ctx context.Context, path string, msg contract.Message, opts ...HistoryOption) error {
 	const op = "append"
 	if err := ctx.Err(); err != nil {
@@ -478,51 +546,16 @@ func AppendMessage(ctx context.Context, path string, msg contract.Message, opts 
 	if err != nil {
 		return err
 	}
-	line, err := appendRecord(nil, &msg)
-	if err != nil {
+	if _, err := appendRecord(nil, &msg); err != nil {
 		return parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
-	if err != nil {
-		return openError(op, path, err)
-	}
-	defer f.Close()
-	data, err := readOpen(op, path, f, l)
+	h, err := openHistory(ctx, op, path, l)
 	if err != nil {
 		return err
 	}
-	h, err := parseHistory(op, path, data, l)
-	if err != nil {
-		return err
-	}
-	p := &msg.Provenance
-	if p.SessionID != h.header.SessionID || p.RuntimeID == nil || *p.RuntimeID != h.header.RuntimeID {
-		return parseError(op, path, 0, ErrIdentityMismatch, "message belongs to another session or runtime", nil)
-	}
-	if int64(len(data)+len(line)) > l.maxBytes {
-		return parseError(op, path, 0, ErrHistoryTooLarge, "append would exceed the byte bound", nil)
-	}
-	if len(h.messages)+1 > l.maxMessages {
-		return parseError(op, path, 0, ErrHistoryTooLarge, "append would exceed the message bound", nil)
-	}
-	next := append(data, line...)
-	snap := snapshotOf(&h.header, h.root, revisionOf(next), append(h.messages, msg), nil)
-	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
-		return &ValidationError{Issues: issues}
-	}
-	fi, err := f.Stat()
-	if err != nil || fi.Size() != int64(len(data)) {
-		return parseError(op, path, 0, ErrConcurrentWrite, "file changed while appending", err)
-	}
-	n, err := f.Write(line)
-	if err == nil && n != len(line) {
-		err = io.ErrShortWrite
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		return parseError(op, path, 0, ErrHistoryCorrupt, "record cannot be written", err)
-	}
-	return nil
+	err = h.append(ctx, op, &msg)
+	// A record appended is synced already: closing cannot undo it, so a
+	// failure to close does not turn the append into an error.
+	h.Close()
+	return err
 }

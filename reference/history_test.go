@@ -108,8 +108,14 @@ func TestCreateRefusesHistoryPastBounds(t *testing.T) {
 	if err := CreateHistory(context.Background(), e.path, h, fx.Messages, WithMaxBytes(100)); !errors.Is(err, ErrHistoryTooLarge) {
 		t.Fatalf("byte bound: %v", err)
 	}
-	if err := CreateHistory(context.Background(), e.path, h, fx.Messages, WithMaxBytes(0)); !errors.Is(err, ErrInvalidOptions) {
-		t.Fatalf("zero bound: %v", err)
+	for _, o := range []HistoryOption{WithMaxBytes(-1), WithMaxMessages(-1)} {
+		if err := CreateHistory(context.Background(), e.path, h, fx.Messages, o); !errors.Is(err, ErrInvalidOptions) {
+			t.Fatalf("negative bound: %v", err)
+		}
+	}
+	// 0 means the default bound, as in Options.
+	if err := CreateHistory(context.Background(), e.path, h, fx.Messages, WithMaxBytes(0), WithMaxMessages(0)); err != nil {
+		t.Fatalf("zero bounds: %v", err)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -45,35 +47,55 @@ type cached struct {
 	groups   []contract.ToolAtomicGroup
 	ids      map[string]struct{} // message ids, built on the first append
 	calls    map[string]struct{} // tool call ids, built with ids
+	extends  bool                // the state is the last one plus appended messages
+	// pos (message id → index) and groupOf (tool call id → the first
+	// message id of its group) are built on the first tool append.
+	pos     map[string]int32
+	groupOf map[string]string
 }
 
 const readOp = "read"
 
 // load returns the current valid state of the file, checked against the
-// adapter's runtime id and trusted root. Errors: a *HistoryError wrapping
-// ErrIdentityMismatch for identity, a *ValidationError for an invalid
-// history, any other error for a file that cannot be read or parsed.
-func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cached, error) {
+// adapter's runtime id and trusted root; prev is the last state load
+// returned, or nil. extended reports that the state is prev or prev plus
+// appended messages (prev's messages are then its first ones, and its
+// groups are prev's when no appended message holds a tool block). Errors: a *HistoryError wrapping ErrIdentityMismatch for
+// identity, a *ValidationError for an invalid history, any other error for
+// a file that cannot be read or parsed.
+//
+// The file is opened without waiting and must be a regular file; it is
+// then read under a shared lock, so that a record a writer of this
+// package is writing is never seen half written. Waiting for that lock
+// and every read end when ctx does. On a file system without locks the
+// file is read without one: a record seen half written then fails the
+// read as an unterminated final record, and the next read sees it whole.
+func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (c *cached, extended bool, err error) {
+	c, err = s.read(ctx, prev, runtimeID, trustedRoot)
+	return c, err == nil && prev != nil && (c == prev || c.extends), err
+}
+
+func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (*cached, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.path)
+	f, _, err := openRegular(readOp, s.path, os.O_RDONLY)
 	if err != nil {
-		return nil, openError(readOp, s.path, err)
+		return nil, err
 	}
 	defer f.Close()
+	if err := waitFlock(ctx, f, false); err != nil && !errors.Is(err, errLocksUnsupported) {
+		return nil, lockError(readOp, s.path, err)
+	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "not a regular file", nil)
-	}
 	if fi.Size() > s.limits.maxBytes {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
 	}
-	if c := s.c; c != nil && fi.Size() >= c.size {
-		next, suffix, err := s.extend(f, c)
+	if c := prev; c != nil && fi.Size() >= c.size {
+		next, suffix, err := s.extend(ctx, f, c)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +108,7 @@ func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cache
 				if err := next.validateAppended(c, len(c.messages), root); err != nil {
 					return nil, err
 				}
+				next.extends = true
 			}
 			return next, nil
 		}
@@ -93,7 +116,7 @@ func (s *store) load(ctx context.Context, runtimeID, trustedRoot string) (*cache
 			return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 		}
 	}
-	data, err := readOpen(readOp, s.path, f, s.limits)
+	data, err := readOpen(ctx, readOp, s.path, f, fi, s.limits)
 	if err != nil {
 		return nil, err
 	}
@@ -140,21 +163,27 @@ func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string,
 // c.revision it reads the rest, decodes only the new lines and returns the
 // extended (not yet validated) state and the new bytes (nil when there were
 // none). It returns a nil state when the prefix changed.
-func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
+func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []byte, error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 256<<10)
 	}
 	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.LimitReader(f, c.size), s.buf)
+	n, err := io.CopyBuffer(h, ctxReader{ctx, io.LimitReader(f, c.size)}, s.buf)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	var sum [sha256.Size]byte
 	if n != c.size || hex.EncodeToString(h.Sum(sum[:0])) != c.revision {
 		return nil, nil, nil
 	}
-	suffix, err := io.ReadAll(io.LimitReader(f, s.limits.maxBytes-c.size+1))
+	suffix, err := io.ReadAll(ctxReader{ctx, io.LimitReader(f, s.limits.maxBytes-c.size+1)})
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	if len(suffix) == 0 {
@@ -196,7 +225,8 @@ func (s *store) extend(f *os.File, c *cached) (*cached, []byte, error) {
 // atomic groups are derived from the messages, so the group checks (steps 7
 // to 9) cannot fail while steps 1 to 6 pass. Steps 4 to 6 run
 // against prev's index of message and tool call ids; when they find
-// nothing, the groups are rebuilt only if a new message holds a tool block.
+// nothing and a new message holds a tool block, only the groups it touches
+// are derived again (extendGroups).
 // When they find anything, the whole history is validated again, so that
 // the issue list is exactly the full validator's.
 func (next *cached) validateAppended(prev *cached, old int, root string) error {
@@ -205,10 +235,16 @@ func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	if ids, calls, ok := next.appendedValid(prev, added); ok {
 		next.ids, next.calls = merge(prev.ids, ids), merge(prev.calls, calls)
 		prev.ids, prev.calls = nil, nil
-		if len(calls) > 0 || hasToolBlocks(added) || prev.groups == nil {
+		switch {
+		case prev.groups == nil:
 			next.groups = contract.BuildToolAtomicGroups(next.messages)
-		} else {
+		case len(calls) > 0 || hasToolBlocks(added):
+			next.groups = next.extendGroups(prev, old)
+		default:
 			next.groups = prev.groups
+			next.pos, next.groupOf = prev.pos, prev.groupOf
+			prev.pos, prev.groupOf = nil, nil
+			next.indexPositions(old)
 		}
 		return nil
 	}
@@ -234,19 +270,24 @@ func merge(big, small map[string]struct{}) map[string]struct{} {
 
 // buildIndex builds the message and tool call id sets of a valid state.
 func (c *cached) buildIndex() {
-	if c.ids != nil {
-		return
+	if c.ids == nil {
+		c.ids, c.calls = indexOf(c.messages)
 	}
-	c.ids = make(map[string]struct{}, len(c.messages))
-	c.calls = make(map[string]struct{})
-	for i := range c.messages {
-		c.ids[c.messages[i].ID] = struct{}{}
-		for _, b := range c.messages[i].Blocks {
+}
+
+// indexOf returns the message ids and tool call ids of msgs.
+func indexOf(msgs []contract.Message) (ids, calls map[string]struct{}) {
+	ids = make(map[string]struct{}, len(msgs))
+	calls = make(map[string]struct{})
+	for i := range msgs {
+		ids[msgs[i].ID] = struct{}{}
+		for _, b := range msgs[i].Blocks {
 			if call, ok := b.(*contract.ToolCallBlock); ok {
-				c.calls[call.ID] = struct{}{}
+				calls[call.ID] = struct{}{}
 			}
 		}
 	}
+	return ids, calls
 }
 
 // appendedValid reports whether next's identity and the added messages
@@ -329,4 +370,138 @@ func errorCode(err error) string {
 		return CodeHistoryIdentityMismatch
 	}
 	return CodeHistoryReadFailed
+}
+
+// pendingCopy is a caller's deep copy of a cached state, made on another
+// goroutine while the file is read again.
+type pendingCopy struct {
+	from   *cached
+	done   chan struct{}
+	msgs   []contract.Message
+	groups []contract.ToolAtomicGroup
+}
+
+// startCopy starts copying c (nil for none).
+func startCopy(c *cached) *pendingCopy {
+	if c == nil {
+		return nil
+	}
+	p := &pendingCopy{from: c, done: make(chan struct{})}
+	go func() {
+		p.msgs, p.groups = contract.CloneMessages(c.messages), contract.CloneGroups(c.groups)
+		close(p.done)
+	}()
+	return p
+}
+
+// result returns a deep copy of next's messages and groups, reusing the
+// copy of p.from when next extends it.
+func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, []contract.ToolAtomicGroup) {
+	if p == nil || !extended {
+		return contract.CloneMessages(next.messages), contract.CloneGroups(next.groups)
+	}
+	<-p.done
+	if p.from == next {
+		return p.msgs, p.groups
+	}
+	msgs := append(p.msgs, contract.CloneMessages(next.messages[len(p.from.messages):])...)
+	groups := p.groups
+	if len(next.groups) != len(p.from.groups) || len(next.groups) > 0 && &next.groups[0] != &p.from.groups[0] {
+		groups = contract.CloneGroups(next.groups)
+	}
+	return msgs, groups
+}
+
+// indexPositions adds the positions of the messages from index old on to
+// c.pos, when c.pos has been built.
+func (c *cached) indexPositions(old int) {
+	if c.pos == nil {
+		return
+	}
+	for i := old; i < len(c.messages); i++ {
+		c.pos[c.messages[i].ID] = int32(i)
+	}
+}
+
+// extendGroups returns the tool atomic groups of next, which is prev (a
+// valid state with groups) plus the valid messages from index old on,
+// without deriving every group again. In a valid history an appended
+// message joins only the groups of the calls its results answer (its own
+// calls are new), and a group's members, ids, completeness and id depend
+// on its messages alone: so the groups the appended messages touch are
+// derived again from their members and the appended tool messages, by
+// BuildToolAtomicGroups on that sub-history, and put in place of the
+// touched ones, in group order (first message id, bytewise; ids are
+// unique, so there are no ties).
+func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGroup {
+	if prev.pos == nil {
+		prev.pos = make(map[string]int32, len(prev.messages))
+		for i := range prev.messages {
+			prev.pos[prev.messages[i].ID] = int32(i)
+		}
+		prev.groupOf = make(map[string]string)
+		for _, g := range prev.groups {
+			for _, id := range g.ToolCallIDs {
+				prev.groupOf[id] = g.MessageIDs[0]
+			}
+		}
+	}
+	next.pos, next.groupOf = prev.pos, prev.groupOf
+	prev.pos, prev.groupOf = nil, nil
+	next.indexPositions(old)
+
+	firstOf := func(g *contract.ToolAtomicGroup) string { return g.MessageIDs[0] }
+	groups := prev.groups
+	find := func(first string) int {
+		i, _ := slices.BinarySearchFunc(groups, first, func(g contract.ToolAtomicGroup, t string) int {
+			return strings.Compare(firstOf(&g), t)
+		})
+		return i
+	}
+	touched := map[string]bool{} // first message ids of the touched groups
+	var members []int32
+	for i := old; i < len(next.messages); i++ {
+		isTool := false
+		for _, b := range next.messages[i].Blocks {
+			switch b := b.(type) {
+			case *contract.ToolCallBlock:
+				isTool = true
+			case *contract.ToolResultBlock:
+				isTool = true
+				if first, ok := next.groupOf[b.ToolCallID]; ok {
+					touched[first] = true
+				}
+			}
+		}
+		if isTool {
+			members = append(members, int32(i))
+		}
+	}
+	keep := make([]contract.ToolAtomicGroup, 0, len(groups)+len(members))
+	for first := range touched {
+		g := &groups[find(first)]
+		for _, id := range g.MessageIDs {
+			members = append(members, next.pos[id])
+		}
+	}
+	for i := range groups {
+		if !touched[firstOf(&groups[i])] {
+			keep = append(keep, groups[i])
+		}
+	}
+	slices.Sort(members)
+	sub := make([]contract.Message, len(members))
+	for k, i := range members {
+		sub[k] = next.messages[i]
+	}
+	for _, g := range contract.BuildToolAtomicGroups(sub) {
+		for _, id := range g.ToolCallIDs {
+			next.groupOf[id] = g.MessageIDs[0]
+		}
+		i, _ := slices.BinarySearchFunc(keep, g.MessageIDs[0], func(k contract.ToolAtomicGroup, t string) int {
+			return strings.Compare(firstOf(&k), t)
+		})
+		keep = slices.Insert(keep, i, g)
+	}
+	return keep
 }

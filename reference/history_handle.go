@@ -1,0 +1,409 @@
+package reference
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding"
+	"encoding/hex"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// History is a history file open for appending. While it is open it holds
+// the file's writer lock, so it is the file's only writer among the
+// processes that use this package; readers (adapters) may read the file at
+// any time. It reads and validates the file once, when it is opened, and
+// keeps what appends need: the header, the message and tool call ids, the
+// message count, the file size and the SHA-256 state of the file's bytes.
+// An append then costs the same whatever the history's length.
+//
+// A History is safe for concurrent use. Close releases the lock.
+type History struct {
+	mu     sync.Mutex
+	path   string
+	limits limits
+	lock   *os.File // the writer lock, held until Close
+	f      *os.File // the history, opened for appending
+
+	state  cached // header, size, revision, ids and calls; no messages
+	root   string // the header's project root, resolved when opened
+	count  int
+	digest hash.Hash // SHA-256 of the file's first state.size bytes
+	stamp  fileStamp // the file's status after this handle's last write
+	err    error     // once set, every append fails with it
+	closed bool
+}
+
+// fileStamp is what a file's status says about its content: which file it
+// is, its size, and its modification and status change times.
+type fileStamp struct {
+	fi    fs.FileInfo
+	size  int64
+	mtime time.Time
+	ctime int64
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	return fileStamp{fi: fi, size: fi.Size(), mtime: fi.ModTime(), ctime: changeTime(fi)}
+}
+
+func (s fileStamp) equal(o fileStamp) bool {
+	return s.fi != nil && o.fi != nil && os.SameFile(s.fi, o.fi) &&
+		s.size == o.size && s.mtime.Equal(o.mtime) && s.ctime == o.ctime
+}
+
+// OpenHistory opens the history file at path for appending.
+//
+// It opens the file without waiting (a FIFO, device or folder at path is
+// refused with ErrHistoryCorrupt), then takes the file's writer lock,
+// waiting while another writer holds it until ctx ends (then ErrLocked).
+// Then it reads the file under the reading rules of SnapshotHistory and
+// validates it as a snapshot (a *ValidationError when it does not). The
+// bounds apply to the file as read and to every append.
+func OpenHistory(ctx context.Context, path string, opts ...HistoryOption) (*History, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l, err := newLimits(opts)
+	if err != nil {
+		return nil, err
+	}
+	return openHistory(ctx, "open", path, l)
+}
+
+func openHistory(ctx context.Context, op, path string, l limits) (*History, error) {
+	f, fi, err := openRegular(op, path, os.O_RDWR|os.O_APPEND)
+	if err != nil {
+		return nil, err
+	}
+	h, err := lockAndRead(ctx, op, path, l, f, fi)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func lockAndRead(ctx context.Context, op, path string, l limits, f *os.File, fi fs.FileInfo) (*History, error) {
+	lock, err := writerLock(ctx, op, path)
+	if err != nil {
+		return nil, err
+	}
+	h, err := readLocked(ctx, op, path, l, f, fi)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	h.lock = lock
+	return h, nil
+}
+
+// readLocked reads and validates the history open as f while the caller
+// holds its writer lock.
+func readLocked(ctx context.Context, op, path string, l limits, f *os.File, opened fs.FileInfo) (*History, error) {
+	// The name may have been given to another file while this one waited
+	// for the lock.
+	if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
+		return nil, parseError(op, path, 0, ErrConcurrentWrite, "file was replaced while waiting for the lock", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	data, err := readOpen(ctx, op, path, f, fi, l)
+	if err != nil {
+		return nil, err
+	}
+	digest := sha256.New()
+	hashed := make(chan struct{})
+	go func() { digest.Write(data); close(hashed) }()
+	hist, err := parseHistory(op, path, data, l)
+	<-hashed
+	if err != nil {
+		return nil, err
+	}
+	if after, err := f.Stat(); err != nil || !stampOf(fi).equal(stampOf(after)) || after.Size() != int64(len(data)) {
+		return nil, parseError(op, path, 0, ErrConcurrentWrite, "file changed while it was read", err)
+	}
+	h := &History{path: path, limits: l, f: f, root: hist.root, count: len(hist.messages), digest: digest, stamp: stampOf(fi)}
+	h.state = cached{header: hist.header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
+	// The quick checks of an append, from an empty history, as a cold read
+	// in the adapter does; the full validator decides when they find
+	// anything, so that the verdict and the issues are exactly its own.
+	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
+	ids, calls, ok := h.state.appendedValid(empty, hist.messages)
+	if !ok {
+		snap := snapshotOf(&hist.header, hist.root, h.state.revision, hist.messages, nil)
+		if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
+			return nil, &ValidationError{Issues: issues}
+		}
+		ids, calls = indexOf(hist.messages)
+	}
+	h.state.ids, h.state.calls = ids, calls
+	return h, nil
+}
+
+// CreateAndOpenHistory is CreateHistory followed by OpenHistory, without
+// reading the file back and without a moment in which another writer
+// could append in between: it takes the writer lock (waiting as
+// OpenHistory does) before the file is created.
+func CreateAndOpenHistory(ctx context.Context, path string, header Header, messages []contract.Message, opts ...HistoryOption) (*History, error) {
+	const op = "create"
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l, err := newLimits(opts)
+	if err != nil {
+		return nil, err
+	}
+	data, root, err := encodeHistory(op, path, &header, messages, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+	}
+	// An existing file is refused at once rather than after a wait for
+	// its writer; the link below is what guarantees it.
+	if _, err := os.Lstat(path); err == nil {
+		return nil, parseError(op, path, 0, ErrExists, "file already exists", nil)
+	}
+	lock, err := writerLock(ctx, op, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeNew(op, path, data); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	f, fi, err := openRegular(op, path, os.O_RDWR|os.O_APPEND)
+	if err == nil && fi.Size() != int64(len(data)) {
+		f.Close()
+		err = parseError(op, path, 0, ErrConcurrentWrite, "file changed after it was created", nil)
+	}
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	digest := sha256.New()
+	digest.Write(data)
+	h := &History{path: path, limits: l, lock: lock, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
+	h.state = cached{header: header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
+	h.state.ids, h.state.calls = indexOf(messages)
+	return h, nil
+}
+
+// Len returns the number of messages in the history.
+func (h *History) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.count
+}
+
+// Revision returns the SHA-256, in lowercase hex, of the file's bytes as
+// this handle last read or wrote them: the revision a snapshot of the file
+// reports.
+func (h *History) Revision() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.state.revision
+}
+
+// Close releases the writer lock and closes the file. Later appends fail
+// with ErrClosed; later calls to Close do nothing.
+func (h *History) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	err := h.f.Close()
+	if lerr := h.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// Append appends msg to the history as one new line, made durable (fsync)
+// before Append returns.
+//
+// msg must be structurally valid (else ErrInvalidMessage); its provenance
+// session id and runtime id must equal the header's (else
+// ErrIdentityMismatch); the file after the append must stay within the
+// byte and message bounds (else ErrHistoryTooLarge); and the history plus
+// msg must validate as a snapshot, with the same verdict and the same
+// issues as ValidateHistorySnapshot on the whole history (else a
+// *ValidationError, for example for a duplicate id). A refused message
+// leaves the file as it was, and the handle usable.
+//
+// Before writing, Append compares the file's status (which file the path
+// names, its size, its modification and status change times) with the one
+// this handle's last write left. When anything differs, the file is hashed
+// again: a file whose bytes are still the ones this handle knows is
+// accepted, anything else (bytes rewritten, appended or removed by another
+// program) fails with ErrConcurrentWrite. Then the record is written with
+// one write while the file's exclusive lock keeps readers out. A change or
+// a failed write makes every later append fail with the same error: Close
+// the handle, and open the file again (after RecoverHistory, when a write
+// failed half way).
+func (h *History) Append(ctx context.Context, msg contract.Message) error {
+	return h.append(ctx, "append", &msg)
+}
+
+func (h *History) append(ctx context.Context, op string, m *contract.Message) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return parseError(op, h.path, 0, ErrClosed, "history is closed", nil)
+	case h.err != nil:
+		return h.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	line, err := appendRecord(nil, m)
+	if err != nil {
+		return parseError(op, h.path, 0, ErrInvalidMessage, "message is not structurally valid", err)
+	}
+	hd := &h.state.header
+	p := &m.Provenance
+	if p.SessionID != hd.SessionID || p.RuntimeID == nil || *p.RuntimeID != hd.RuntimeID {
+		return parseError(op, h.path, 0, ErrIdentityMismatch, "message belongs to another session or runtime", nil)
+	}
+	if h.state.size+int64(len(line)) > h.limits.maxBytes {
+		return parseError(op, h.path, 0, ErrHistoryTooLarge, "append would exceed the byte bound", nil)
+	}
+	if h.count+1 > h.limits.maxMessages {
+		return parseError(op, h.path, 0, ErrHistoryTooLarge, "append would exceed the message bound", nil)
+	}
+	if err := h.checkUnchanged(ctx, op); err != nil {
+		return err
+	}
+	added := []contract.Message{*m}
+	ids, calls, ok := h.state.appendedValid(&h.state, added)
+	if !ok {
+		if err := h.validateWhole(ctx, op, m, line); err != nil {
+			return err
+		}
+		ids, calls = indexOf(added)
+	}
+	if err := waitFlock(ctx, h.f, true); err != nil {
+		return lockError(op, h.path, err)
+	}
+	n, err := h.f.Write(line)
+	if err == nil && n != len(line) {
+		err = io.ErrShortWrite
+	}
+	if err == nil {
+		err = h.f.Sync()
+	}
+	uerr := funlock(h.f)
+	if err != nil {
+		h.err = parseError(op, h.path, 0, ErrHistoryCorrupt, "record cannot be written", err)
+		return h.err
+	}
+	h.digest.Write(line)
+	h.state.size += int64(len(line))
+	h.state.revision = hex.EncodeToString(h.digest.Sum(nil))
+	h.count++
+	h.state.ids = merge(h.state.ids, ids)
+	h.state.calls = merge(h.state.calls, calls)
+	if fi, err := h.f.Stat(); err == nil && uerr == nil {
+		h.stamp = stampOf(fi)
+	} else {
+		// The record is written; the next append proves the file by
+		// its hash instead of its status.
+		h.stamp = fileStamp{}
+	}
+	return nil
+}
+
+// checkUnchanged fails with ErrConcurrentWrite, for this and every later
+// append, when the file is no longer the one this handle knows.
+func (h *History) checkUnchanged(ctx context.Context, op string) error {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	named, err := os.Stat(h.path)
+	if err != nil || !os.SameFile(fi, named) {
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was replaced", err)
+		return h.err
+	}
+	if h.stamp.equal(stampOf(fi)) {
+		return nil
+	}
+	if fi.Size() == h.state.size {
+		d := sha256.New()
+		if _, err := io.Copy(d, ctxReader{ctx, io.NewSectionReader(h.f, 0, h.state.size)}); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+		}
+		if hex.EncodeToString(d.Sum(nil)) == h.state.revision {
+			h.stamp = stampOf(fi)
+			return nil
+		}
+	}
+	h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file changed outside this handle", nil)
+	return h.err
+}
+
+// validateWhole validates the history plus m the way
+// ValidateHistorySnapshot does, reading the file again: the quick checks
+// found something, and only the whole history gives the full validator's
+// issue list. It returns nil when the full validator finds nothing.
+func (h *History) validateWhole(ctx context.Context, op string, m *contract.Message, line []byte) error {
+	r := ctxReader{ctx, io.NewSectionReader(h.f, 0, h.state.size)}
+	data := make([]byte, h.state.size)
+	if _, err := io.ReadFull(r, data); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	hist, err := parseHistory(op, h.path, data, h.limits)
+	if err != nil {
+		return err
+	}
+	// The revision the file would have: the saved SHA-256 state resumed
+	// with the new line.
+	state, err := h.digest.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return err
+	}
+	next := sha256.New()
+	if err := next.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+		return err
+	}
+	next.Write(line)
+	msgs := append(hist.messages, *m)
+	snap := snapshotOf(&h.state.header, h.root, hex.EncodeToString(next.Sum(nil)), msgs, nil)
+	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
+		return &ValidationError{Issues: issues}
+	}
+	return nil
+}
+
+// ctxReader reads from r until ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p[:min(len(p), readChunk)])
+}

@@ -1,0 +1,140 @@
+//go:build unix
+
+package reference
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// returns runs fn and fails the test when it has not returned within a
+// generous bound: the calls tested here must never wait.
+func returns(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); fn() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not return", what)
+	}
+}
+
+func TestOddFilesAreRefusedWithoutWaiting(t *testing.T) {
+	cases := map[string]func(t *testing.T, path string){
+		"fifo":      func(t *testing.T, path string) { mustNil(t, syscall.Mkfifo(path, 0o600)) },
+		"directory": func(t *testing.T, path string) { mustNil(t, os.Mkdir(path, 0o700)) },
+		"null device": func(t *testing.T, path string) {
+			mustNil(t, os.Symlink("/dev/null", path))
+		},
+		"zero device": func(t *testing.T, path string) {
+			mustNil(t, os.Symlink("/dev/zero", path))
+		},
+	}
+	for name, make := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			mustNil(t, os.MkdirAll(filepath.Dir(e.path), 0o700))
+			make(t, e.path)
+			if _, err := os.Stat("/dev/zero"); err != nil && name == "zero device" {
+				t.Skip("no /dev/zero")
+			}
+			ctx := context.Background()
+			a := newAdapter(t, e.options(nil))
+			returns(t, "SnapshotHistory", func() {
+				if _, err := a.SnapshotHistory(ctx); !errors.Is(err, ErrHistoryCorrupt) {
+					t.Errorf("snapshot: %v, want ErrHistoryCorrupt", err)
+				}
+			})
+			if !hasDiagnostic(a, CodeHistoryReadFailed) {
+				t.Error("no read-failed diagnostic")
+			}
+			returns(t, "OpenHistory", func() {
+				if _, err := OpenHistory(ctx, e.path); !errors.Is(err, ErrHistoryCorrupt) {
+					t.Errorf("open: %v, want ErrHistoryCorrupt", err)
+				}
+			})
+			returns(t, "AppendMessage", func() {
+				if err := AppendMessage(ctx, e.path, nextMessage("n")); !errors.Is(err, ErrHistoryCorrupt) {
+					t.Errorf("append: %v, want ErrHistoryCorrupt", err)
+				}
+			})
+			returns(t, "RecoverHistory", func() {
+				if _, err := RecoverHistory(ctx, e.path); !errors.Is(err, ErrHistoryCorrupt) {
+					t.Errorf("recover: %v, want ErrHistoryCorrupt", err)
+				}
+			})
+			returns(t, "Shutdown", func() { mustNil(t, a.Shutdown(ctx)) })
+		})
+	}
+}
+
+func TestOddLockFileIsRefused(t *testing.T) {
+	e := newEnv(t)
+	e.create(t)
+	mustNil(t, syscall.Mkfifo(e.path+lockFileSuffix, 0o600))
+	returns(t, "OpenHistory", func() {
+		if _, err := OpenHistory(context.Background(), e.path); !errors.Is(err, ErrLocked) {
+			t.Errorf("open: %v, want ErrLocked", err)
+		}
+	})
+}
+
+// TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the exclusive
+// lock a writer holds while it writes a record, over a half-written
+// record: snapshots wait instead of reading it, for as long as their
+// context allows, and Shutdown does not wait for them.
+func TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext(t *testing.T) {
+	e := newEnv(t)
+	e.create(t)
+	whole := string(e.read(t))
+	line := recordLine(t, nextMessage("next"))
+	w, err := os.OpenFile(e.path, os.O_WRONLY|os.O_APPEND, 0)
+	mustNil(t, err)
+	defer w.Close()
+	if ok, err := tryFlock(w, true); !ok || err != nil {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	_, err = w.WriteString(line[:10])
+	mustNil(t, err)
+
+	a := newAdapter(t, e.options(nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := a.SnapshotHistory(ctx); !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("snapshot under a writer's lock: %v, want ErrLocked and the deadline", err)
+	}
+	if len(a.Diagnostics()) != 0 {
+		t.Fatalf("a context that ended recorded %+v", a.Diagnostics())
+	}
+	// One snapshot waits with no deadline; another waits for its turn and
+	// gives up with its context; Shutdown returns meanwhile.
+	waiting := make(chan error, 1)
+	go func() { _, err := a.SnapshotHistory(context.Background()); waiting <- err }()
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel2()
+	returns(t, "a second snapshot", func() {
+		if _, err := a.SnapshotHistory(ctx2); err == nil {
+			t.Error("a second snapshot succeeded under a writer's lock")
+		}
+	})
+	returns(t, "Shutdown", func() { mustNil(t, a.Shutdown(context.Background())) })
+	_, err = w.WriteString(line[10:])
+	mustNil(t, err)
+	mustNil(t, funlock(w))
+	returns(t, "the waiting snapshot", func() {
+		if err := <-waiting; err != nil && !errors.Is(err, ErrClosed) {
+			t.Errorf("waiting snapshot: %v", err)
+		}
+	})
+	// A fresh adapter sees the whole record.
+	s, err := newAdapter(t, e.options(nil)).SnapshotHistory(context.Background())
+	if err != nil || len(e.read(t)) != len(whole)+len(line) || len(s.Messages) != len(fixture().Messages)+1 {
+		t.Fatalf("after the write: %v", err)
+	}
+}

@@ -1,0 +1,21 @@
+//go:build !unix
+
+package reference
+
+import "os"
+
+// openNoWait opens path. Outside Unix there are no FIFOs or device nodes a
+// history path could name.
+func openNoWait(path string, flag int, perm os.FileMode) (*os.File, error) {
+	return os.OpenFile(path, flag, perm)
+}
+
+// tryFlock reports errLocksUnsupported: this package takes advisory locks
+// with flock(2), which exists only on Unix.
+func tryFlock(*os.File, bool) (bool, error) { return false, errLocksUnsupported }
+
+// funlock does nothing: no lock was taken.
+func funlock(*os.File) error { return nil }
+
+// syncDir does nothing: folders cannot be synced outside Unix.
+func syncDir(string) error { return nil }
