@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"flag"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -69,6 +70,13 @@ func TestOptionsReachTheChecks(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CaseLifecycle)
 	if r := c.Run(ctx, cfg.factory, cfg.checkOpts...); r.Status != conformance.StatusPass {
 		t.Errorf("lifecycle under WithCallTimeout(time.Minute): %s %v", r.Status, r.Failure)
+	}
+	narrow := newConfig(cfg.factory, []Option{WithoutFamilies(gen.FamilyMultiResult, gen.FamilyImage)})
+	for seed := range 300 {
+		fams := gen.FamiliesOf(narrow.histories(conformance.FixtureRuntimeID, conformance.FixtureSessionID).Example(seed))
+		if slices.Contains(fams, gen.FamilyMultiResult) || slices.Contains(fams, gen.FamilyImage) {
+			t.Fatalf("WithoutFamilies drew a left-out family: %q", fams)
+		}
 	}
 	if newConfig(cfg.factory, []Option{WithPropertyChecks(0)}).propertyChecks != 1 {
 		t.Error("WithPropertyChecks(0) does not draw at least one history")

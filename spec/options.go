@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"time"
 
+	"pgregory.net/rapid"
+
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/spec/gen"
@@ -78,6 +80,20 @@ func WithCallTimeout(d time.Duration) Option {
 // declare them supported.
 func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
 	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithRequiredCapabilities(ids...)) }
+}
+
+// WithoutFamilies makes the property spec (and the projection check) draw
+// no history holding one of the given families of shapes — for a runtime
+// that cannot represent them. It panics on a value that is not one of
+// gen.Families.
+func WithoutFamilies(fams ...gen.Family) Option {
+	return func(c *config) {
+		leave := append([]gen.Family(nil), fams...)
+		c.histories = func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
+			return gen.HistoryWithout(runtimeID, sessionID, leave...)
+		}
+		c.checkOpts = append(c.checkOpts, conformance.WithoutFamilies(fams...))
+	}
 }
 
 // WithSeed makes the checks that draw random probes draw them from seed,
