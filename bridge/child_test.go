@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -55,6 +56,17 @@ func runChild(mode string) int {
 		}
 		return 0
 	}
+	if mode == "forker" {
+		// The middle of a double fork: start a sleeper in a session of
+		// its own, say its id and exit, so that it is orphaned.
+		sleeper := exec.Command("sleep", "3600")
+		sleeper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := sleeper.Start(); err != nil {
+			return 6
+		}
+		fmt.Println(sleeper.Process.Pid)
+		return 0
+	}
 	if mode == "serve-fake" || mode == "serve-fake-exit-1" {
 		if err := Serve(context.Background(), &fakeFactory{}, os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -96,19 +108,25 @@ func runChild(mode string) int {
 			reply(env.ID, "null")
 			continue
 		}
+		if spawned := strings.TrimPrefix(mode, "spawn-"); spawned != mode && env.Method == MethodTrustedProjectRoot {
+			// Start descendants that try to outlive the process: one in its
+			// process group, one in a session of its own, and one forked
+			// twice (its parent exits, so it is orphaned); answer with
+			// their ids; then misbehave as the rest of the mode says.
+			pids, err := spawnDescendants()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 7
+			}
+			reply(env.ID, strconv.Quote(pids))
+			mode = spawned
+			continue
+		}
 		switch mode {
-		case "crash":
+		case "cooperate":
+			reply(env.ID, "null")
 			return 3
 		case "hang":
-			time.Sleep(time.Hour)
-		case "hang-group":
-			// A grandchild in the same process group, then a hang: the
-			// group kill must take both.
-			cmd := exec.Command("sleep", "30")
-			if err := cmd.Start(); err != nil {
-				return 4
-			}
-			os.WriteFile(os.Getenv("BRIDGE_TEST_PIDFILE"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
 			time.Sleep(time.Hour)
 		case "garbage":
 			// Echo the request's params, payload text and all, in a line
@@ -133,4 +151,26 @@ func runChild(mode string) int {
 		}
 	}
 	return 0
+}
+
+// spawnDescendants starts the descendants of the spawn-… modes and returns
+// their ids, separated by commas.
+func spawnDescendants() (string, error) {
+	inGroup := exec.Command("sleep", "3600")
+	ownSession := exec.Command("sleep", "3600")
+	ownSession.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var pids []string
+	for _, c := range []*exec.Cmd{inGroup, ownSession} {
+		if err := c.Start(); err != nil {
+			return "", err
+		}
+		pids = append(pids, strconv.Itoa(c.Process.Pid))
+	}
+	forker := exec.Command(os.Args[0], "-test.run=^$")
+	forker.Env = append(os.Environ(), childEnv+"=forker")
+	out, err := forker.Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(append(pids, strings.TrimSpace(string(out))), ","), nil
 }

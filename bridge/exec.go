@@ -2,12 +2,16 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,21 +100,52 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	return inst, nil
 }
 
-// process is one child: its pipes, and an idempotent kill and reap.
+// markEnv names the environment variable the harness sets in every adapter
+// process it starts, with a value unique to that process. Descendants
+// inherit it; on Linux the harness recognises by it, among the orphans it
+// adopted, those an adapter process left behind.
+const markEnv = "ADAPTERKIT_BRIDGE_PROCESS"
+
+// process is one child: its pipes, and an idempotent kill and reap of it
+// and of every process it started.
 type process struct {
 	cmd      *exec.Cmd
 	stdin    *os.File
 	stdout   *os.File
 	grace    time.Duration
+	mark     []byte          // markEnv=VALUE, as the child's environment holds it
 	readDone <-chan struct{} // closed when the client's read loop ends
 
 	mu       sync.Mutex
 	reaping  bool
 	killed   bool
+	found    map[int]bool // descendants killed (or found dead), to reap
 	waitErr  error
+	descErr  error // descendants left after the reap
 	waitDone chan struct{}
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// newMark returns a markEnv entry unique to one adapter process.
+func newMark() []byte {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return []byte(markEnv + "=" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b))
+}
+
+// markedEnv returns env (the harness's own when nil) with mark set.
+func markedEnv(env []string, mark []byte) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, markEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, string(mark))
 }
 
 func startProcess(cfg ExecConfig) (*process, error) {
@@ -127,8 +162,9 @@ func startProcess(cfg ExecConfig) (*process, error) {
 		inW.Close()
 		return nil, err
 	}
+	mark := newMark()
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	cmd.Dir, cmd.Env = cfg.Dir, markedEnv(cfg.Env, mark)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
 	grace := cfg.ExitGrace
 	if grace <= 0 {
@@ -138,27 +174,37 @@ func startProcess(cfg ExecConfig) (*process, error) {
 	// WaitDelay bounds how long Wait waits for that copy.
 	cmd.WaitDelay = grace
 	setProcessGroup(cmd)
+	acquireSubreaper()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
 	if err != nil {
+		releaseSubreaper()
 		inW.Close()
 		outR.Close()
 		return nil, fmt.Errorf("bridge: starting the adapter process: %w", err)
 	}
-	return &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, waitDone: make(chan struct{})}, nil
+	return &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, mark: mark, found: make(map[int]bool), waitDone: make(chan struct{})}, nil
 }
 
-// killGroup kills the child's process group unless the leader is being
-// reaped. The leader is reaped only after this, so its id (the group's id)
-// cannot have been reused by another process.
+// killGroup kills the child, its process group and, on Linux, every
+// process descended from it, unless the leader is being reaped. The leader
+// is reaped only after this, so its id (the group's id) cannot have been
+// reused by another process. The leader is stopped first, so that it
+// forks nothing while its descendants are found; then it and its group are
+// killed, and the descendants looked for once more.
 func (p *process) killGroup() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.reaping {
-		p.killed = true
-		killProcessGroup(p.cmd)
+	if p.reaping {
+		return
 	}
+	p.killed = true
+	pid := p.cmd.Process.Pid
+	stopProcess(p.cmd)
+	killDescendants(pid, p.mark, p.found)
+	killProcessGroup(p.cmd)
+	killDescendants(pid, p.mark, p.found)
 }
 
 // kill is the connection's break hook: the child misbehaved (or exited), so
@@ -172,7 +218,9 @@ func (p *process) kill(cause error) {
 	go p.reap()
 }
 
-// reap waits for the child once; later calls wait for the first.
+// reap waits for the child once, then for the descendants killGroup
+// killed; later calls wait for the first. The child's exit status is its
+// result: a descendant that could not be reaped is reported by stop.
 func (p *process) reap() error {
 	p.mu.Lock()
 	if p.reaping {
@@ -183,6 +231,8 @@ func (p *process) reap() error {
 	p.reaping = true
 	p.mu.Unlock()
 	err := p.cmd.Wait()
+	p.descErr = reapDescendants(p.found)
+	releaseSubreaper()
 	p.waitErr = err
 	close(p.waitDone)
 	return err
@@ -211,6 +261,7 @@ func (p *process) stop() error {
 		if !wasKilled && errors.As(err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
 			p.stopErr = fmt.Errorf("%w with status %d", ErrExited, ee.ExitCode())
 		}
+		p.stopErr = errors.Join(p.stopErr, p.descErr)
 	})
 	return p.stopErr
 }

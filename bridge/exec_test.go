@@ -120,32 +120,49 @@ func TestExecMisbehavingChild(t *testing.T) {
 	}
 }
 
-func TestExecKillsTheProcessGroup(t *testing.T) {
-	checkGoroutines(t)
-	ctx := context.Background()
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	f := childFactory("hang-group", Options{CallTimeout: 500 * time.Millisecond}, "BRIDGE_TEST_PIDFILE="+pidfile)
-	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := inst.Adapter.TrustedProjectRoot(ctx); !errors.Is(err, ErrTimeout) {
-		t.Fatalf("error %v, want ErrTimeout", err)
-	}
-	if err := inst.Cleanup(ctx); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, _ := strconv.Atoi(string(b))
-	deadline := time.Now().Add(2 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("the grandchild %d survived its group's kill", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
+// Every process an adapter process starts ends with it — one in its
+// process group, one in a session of its own, one forked twice — whether
+// the adapter exits on its own at cleanup or is killed for misbehaving.
+// Cleanup returns once they are reaped, so none may be left at that point.
+func TestExecEndsEveryDescendant(t *testing.T) {
+	for _, then := range []string{"cooperate", "hang", "garbage", "crash"} {
+		t.Run(then, func(t *testing.T) {
+			checkGoroutines(t)
+			ctx := context.Background()
+			f := childFactory("spawn-"+then, Options{CallTimeout: bound(time.Second)})
+			inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, err := inst.Adapter.TrustedProjectRoot(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pids []int
+			for _, s := range strings.Split(list, ",") {
+				pid, err := strconv.Atoi(s)
+				if err != nil || pid <= 0 {
+					t.Fatalf("descendant ids %q", list)
+				}
+				if syscall.Kill(pid, 0) != nil {
+					t.Fatalf("descendant %d is not running before the cleanup", pid)
+				}
+				pids = append(pids, pid)
+			}
+			if then != "cooperate" {
+				if _, err := inst.Adapter.SnapshotHistory(ctx); !errors.Is(err, ErrUnavailable) {
+					t.Fatalf("misbehaving child: %v, want ErrUnavailable", err)
+				}
+			}
+			if err := inst.Cleanup(ctx); err != nil && then == "cooperate" {
+				t.Fatal(err)
+			}
+			for _, pid := range pids {
+				if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+					t.Errorf("descendant %d outlived the cleanup (kill 0: %v)", pid, err)
+				}
+			}
+		})
 	}
 }
 
