@@ -128,6 +128,19 @@ func runChild(mode string) int {
 			return 3
 		case "hang":
 			time.Sleep(time.Hour)
+		case "deaf":
+			// Answer one call, then never read again.
+			reply(env.ID, `"/scripted"`)
+			time.Sleep(time.Hour)
+		case "flood":
+			// Transport requests as fast as the pipe takes them, and never
+			// a read of the responses.
+			for i := uint64(1); ; i++ {
+				fmt.Fprintf(out, `{"id":%d,"method":"transport","params":{"instance":"only","request":{"provider":"p","model":"m","destination":"remote","payload":{}}}}`+"\n", i)
+				if i%64 == 0 && out.Flush() != nil {
+					return 0
+				}
+			}
 		case "garbage":
 			// Echo the request's params, payload text and all, in a line
 			// that is not JSON.

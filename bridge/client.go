@@ -55,6 +55,7 @@ func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), clos
 	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
 	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
+	c.p.writeTimeout = c.timeout
 	if !c.p.leadReads(r) {
 		c.p.startReadLoop()
 	}
