@@ -4,7 +4,7 @@
 // Usage:
 //
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
-//	adapterkit serve-reference
+//	adapterkit serve-reference [--embeddings]
 //
 // conform runs the seven contract cases on one instance, as
 // conformance.Run does, then the extended checks of the Ginkgo suite in
@@ -16,8 +16,9 @@
 // docs/bridge.md). The exit status is 0 when everything passed, 1 when a
 // check failed and 2 when the run itself could not happen.
 //
-// serve-reference serves the reference adapter over stdin and stdout, so the
-// bridge can be tried end to end:
+// serve-reference serves the reference adapter over stdin and stdout (with
+// --embeddings, with a deterministic local embedding port), so the bridge
+// can be tried end to end:
 //
 //	adapterkit conform --exec "adapterkit serve-reference"
 package main
@@ -48,8 +49,9 @@ const usage = `usage:
   adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
       run the conformance suite against an adapter process, or, without a
       command, against the bundled reference adapter in process
-  adapterkit serve-reference
-      serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1)
+  adapterkit serve-reference [--embeddings]
+      serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1),
+      with --embeddings with a deterministic local embedding port
 
 run "adapterkit conform -h" for the conform flags
 `
@@ -64,7 +66,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "conform":
 		return conform(ctx, args[1:], stdout, stderr)
 	case "serve-reference":
-		return serveReference(ctx, stdin, stdout, stderr)
+		return serveReference(ctx, args[1:], stdin, stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitPass
