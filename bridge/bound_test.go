@@ -6,7 +6,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
 )
+
+// shortTimeout is the call timeout of a call a test expects to time out:
+// the child hangs for good, so the timeout needs no room for a slow machine.
+const shortTimeout = 300 * time.Millisecond
+
+// shortenTimeouts makes the calls to inst after this one time out after
+// shortTimeout; inst was created with a generous timeout, so its hello and
+// create could not time out on a slow machine. Call it between calls.
+func shortenTimeouts(inst conformance.Instance) {
+	c := inst.Adapter.(*remoteAdapter).c
+	c.timeout = shortTimeout
+	c.p.writeTimeout = shortTimeout
+}
 
 // bound scales d, a bound on something the test waits for, to the machine:
 // the race detector slows the code several times over, and a loaded

@@ -28,15 +28,22 @@ func TestMain(m *testing.M) {
 }
 
 // childFactory returns a factory that re-executes the test binary in mode.
+// Without a call timeout in opts, calls get a generous one: a loaded
+// machine must not make a working child time out.
 func childFactory(mode string, opts Options, extraEnv ...string) *execFactory {
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = bound(10 * time.Second)
+	}
 	// GORACE: a race-enabled child would otherwise sleep a second at exit.
 	env := append(os.Environ(), childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
 	env = append(env, extraEnv...)
 	return NewFactory(ExecConfig{
-		Path:      os.Args[0],
-		Args:      []string{"-test.run=^$"},
-		Env:       env,
-		ExitGrace: 300 * time.Millisecond,
+		Path: os.Args[0],
+		Args: []string{"-test.run=^$"},
+		Env:  env,
+		// A cooperative child exits at the end of its input; one that does
+		// not is killed, which some tests must not mistake for that.
+		ExitGrace: bound(10 * time.Second),
 		Options:   opts,
 	}).(*execFactory)
 }

@@ -63,7 +63,8 @@ func NewFactory(cfg ExecConfig) conformance.Factory {
 }
 
 type execFactory struct {
-	cfg ExecConfig
+	cfg     ExecConfig
+	onStart func(*process) // tests observe the processes started
 
 	mu    sync.Mutex
 	hello string
@@ -87,6 +88,9 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	proc, err := startProcess(f.cfg)
 	if err != nil {
 		return conformance.Instance{}, err
+	}
+	if f.onStart != nil {
+		f.onStart(proc)
 	}
 	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, proc.kill, proc.stop)
 	proc.readDone = c.p.done

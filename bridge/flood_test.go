@@ -95,7 +95,7 @@ func TestExecBoundsAFloodingChild(t *testing.T) {
 func TestExecBoundsAWriteToADeafChild(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	f := childFactory("deaf", Options{CallTimeout: bound(time.Second)})
+	f := childFactory("deaf", Options{CallTimeout: bound(10 * time.Second)})
 	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +103,7 @@ func TestExecBoundsAWriteToADeafChild(t *testing.T) {
 	if _, err := inst.Adapter.TrustedProjectRoot(ctx); err != nil {
 		t.Fatal(err)
 	}
+	shortenTimeouts(inst)
 	// Far more than a pipe buffers.
 	big := map[string]any{"messages": []any{map[string]any{"role": "user", "content": strings.Repeat(secretText, (4<<20)/len(secretText))}}}
 	r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: big})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/spec"
@@ -18,5 +19,8 @@ func TestNodeAdapterPassesTheSuite(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not on PATH: the Node.js example adapter is not run")
 	}
-	spec.Run(t, bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs", "--embeddings"}, Stderr: os.Stderr}))
+	// A generous call timeout: a loaded machine must not make a working
+	// adapter time out.
+	spec.Run(t, bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs", "--embeddings"}, Stderr: os.Stderr,
+		Options: bridge.Options{CallTimeout: time.Minute}}))
 }
