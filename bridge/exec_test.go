@@ -169,6 +169,28 @@ func TestExecEndsEveryDescendant(t *testing.T) {
 	}
 }
 
+// ExecConfig.Name names the factory before and after hello alike, so the
+// Ginkgo container (named before any process runs) and the report agree.
+func TestExecNameOverridesHello(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	f := childFactory("serve-fake", Options{})
+	f.cfg.Name = "my-adapter"
+	if f.Name() != "my-adapter" {
+		t.Fatalf("name before a hello %q", f.Name())
+	}
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Name() != "my-adapter" {
+		t.Fatalf("name after a hello %q, want ExecConfig.Name", f.Name())
+	}
+	if err := inst.Cleanup(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestExecReportsAFailedExit(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
