@@ -39,7 +39,7 @@ type ExecConfig struct {
 	// Stderr receives the child's standard error; nil discards it.
 	Stderr io.Writer
 	// ExitGrace is how long the child may take to exit after its input
-	// closes before its process group is killed. Zero means
+	// closes before it is killed. Zero means
 	// DefaultExitGrace.
 	ExitGrace time.Duration
 	// Options tune the connection (call timeout, line bound).
@@ -55,9 +55,12 @@ func Command(name string, args ...string) conformance.Factory {
 // NewFactory returns a factory that starts one process per instance, as cfg
 // describes, negotiates the protocol and creates the instance in it. The
 // instance's cleanup asks the process to clean up, closes its input, and
-// kills its whole process group if it has not exited within the grace
-// period; the child is always reaped. A call that times out, a crash or a
-// protocol violation kills the group at once.
+// kills the process if it has not exited within the grace period; then it
+// ends every process the child started (on Linux all of them, even those
+// that left its process group; on other Unix systems its process group),
+// and returns once they are reaped. A call that times out, a crash, a
+// flood of requests or a protocol violation kills them at once.
+// docs/bridge.md says exactly which descendants are ended on which system.
 func NewFactory(cfg ExecConfig) conformance.Factory {
 	return &execFactory{cfg: cfg}
 }
@@ -244,8 +247,9 @@ func (p *process) reap() error {
 
 // stop ends the child: it closes the child's input and waits, for the grace
 // period, for the child's output to end; then it kills whatever is left of
-// the process group, reaps the leader and closes the output. A child that
-// exits with a non-zero status on its own is an error.
+// the child and what it started, reaps them and closes the output. A child
+// that exits with a non-zero status on its own is an error, and so is a
+// descendant that could not be reaped.
 func (p *process) stop() error {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()

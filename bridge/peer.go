@@ -38,7 +38,8 @@ const (
 // Options tune a connection. The zero value uses the defaults.
 type Options struct {
 	// CallTimeout bounds each call, from sending the request to reading its
-	// response; a call that times out kills the adapter process. A
+	// response, and each write to an adapter process; a call or a write
+	// that times out kills the adapter process. A
 	// completion's bound includes the transport call it makes, so it must
 	// exceed the slowest provider. Zero means DefaultCallTimeout.
 	CallTimeout time.Duration
