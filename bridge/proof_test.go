@@ -85,6 +85,7 @@ func TestReferenceOverTheBridge(t *testing.T) {
 func TestMutantsOverTheBridge(t *testing.T) {
 	for _, m := range mutants.Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel() // each mutant waits on its own child process
 			ctx := context.Background()
 			want, wantErr := conformance.Run(ctx, m.Factory(mutantBase()))
 			for name, f := range map[string]conformance.Factory{
