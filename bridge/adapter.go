@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -27,15 +28,19 @@ const maxLocalDiagnostics = 100
 // remoteAdapter is a contract.Adapter whose methods are calls to one
 // instance on the server.
 type remoteAdapter struct {
-	c  *Client
-	id string
+	c         *Client
+	id        string
+	embedding *embeddingDecl // nil when the instance declared no port
 
 	mu    sync.Mutex
 	local []contract.Diagnostic
 	noted bool
 }
 
-var _ contract.Adapter = (*remoteAdapter)(nil)
+var (
+	_ contract.Adapter               = (*remoteAdapter)(nil)
+	_ contract.EmbeddingPortProvider = (*remoteAdapter)(nil)
+)
 
 // call performs one call on the instance. An adapter-panicked answer is
 // re-raised as a panic, as the method would have panicked in process; a
@@ -197,6 +202,59 @@ func (a *remoteAdapter) Diagnostics() []contract.Diagnostic {
 // Shutdown implements contract.Adapter.
 func (a *remoteAdapter) Shutdown(ctx context.Context) error {
 	return a.call(ctx, MethodShutdown, a.params(), nil)
+}
+
+// EmbeddingPort implements contract.EmbeddingPortProvider: the port the
+// instance declared when it was created, whose Embed sends embed requests,
+// or nil when it declared none.
+func (a *remoteAdapter) EmbeddingPort() contract.EmbeddingPort {
+	if a.embedding == nil {
+		return nil
+	}
+	return &remoteEmbedder{a: a, decl: *a.embedding}
+}
+
+// remoteEmbedder is an embedding port in the adapter process.
+type remoteEmbedder struct {
+	a    *remoteAdapter
+	decl embeddingDecl
+}
+
+// Identity returns the identity the instance declared.
+func (e *remoteEmbedder) Identity() contract.EmbeddingIdentity { return e.decl.EmbeddingIdentity }
+
+// Embed sends the texts in one embed request, or, when the port declared a
+// maxBatch, in consecutive requests of at most that many texts, and joins
+// the vectors in order. With several requests, each must answer one vector
+// per text, or the vectors could not be matched to their texts.
+func (e *remoteEmbedder) Embed(ctx context.Context, texts []string) ([][]float64, error) {
+	if texts == nil {
+		texts = []string{}
+	}
+	size := len(texts)
+	if e.decl.MaxBatch > 0 && size > e.decl.MaxBatch {
+		size = e.decl.MaxBatch
+	}
+	if size == len(texts) {
+		var vecs [][]float64
+		if err := e.a.call(ctx, MethodEmbed, embedParams{Instance: e.a.id, Texts: texts}, &vecs); err != nil {
+			return nil, err
+		}
+		return vecs, nil
+	}
+	out := make([][]float64, 0, len(texts))
+	for start := 0; start < len(texts); start += size {
+		batch := texts[start:min(start+size, len(texts))]
+		var vecs [][]float64
+		if err := e.a.call(ctx, MethodEmbed, embedParams{Instance: e.a.id, Texts: batch}, &vecs); err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(batch) {
+			return nil, fmt.Errorf("bridge: %s: %w: a batch of %d texts got %d vectors", MethodEmbed, ErrProtocol, len(batch), len(vecs))
+		}
+		out = append(out, vecs...)
+	}
+	return out, nil
 }
 
 // uninspectable stands for a payload the harness could not encode: its

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -27,15 +28,22 @@ func TestMain(m *testing.M) {
 }
 
 // childFactory returns a factory that re-executes the test binary in mode.
+// Without a call timeout in opts, calls get a generous one: a loaded
+// machine must not make a working child time out.
 func childFactory(mode string, opts Options, extraEnv ...string) *execFactory {
+	if opts.CallTimeout == 0 {
+		opts.CallTimeout = bound(10 * time.Second)
+	}
 	// GORACE: a race-enabled child would otherwise sleep a second at exit.
 	env := append(os.Environ(), childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")
 	env = append(env, extraEnv...)
 	return NewFactory(ExecConfig{
-		Path:      os.Args[0],
-		Args:      []string{"-test.run=^$"},
-		Env:       env,
-		ExitGrace: 300 * time.Millisecond,
+		Path: os.Args[0],
+		Args: []string{"-test.run=^$"},
+		Env:  env,
+		// A cooperative child exits at the end of its input; one that does
+		// not is killed, which some tests must not mistake for that.
+		ExitGrace: bound(10 * time.Second),
 		Options:   opts,
 	}).(*execFactory)
 }
@@ -53,6 +61,17 @@ func runChild(mode string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		return 0
+	}
+	if mode == "forker" {
+		// The middle of a double fork: start a sleeper in a session of
+		// its own, say its id and exit, so that it is orphaned.
+		sleeper := exec.Command("sleep", "3600")
+		sleeper.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := sleeper.Start(); err != nil {
+			return 6
+		}
+		fmt.Println(sleeper.Process.Pid)
 		return 0
 	}
 	if mode == "serve-fake" || mode == "serve-fake-exit-1" {
@@ -96,20 +115,39 @@ func runChild(mode string) int {
 			reply(env.ID, "null")
 			continue
 		}
+		if spawned := strings.TrimPrefix(mode, "spawn-"); spawned != mode && env.Method == MethodTrustedProjectRoot {
+			// Start descendants that try to outlive the process: one in its
+			// process group, one in a session of its own, and one forked
+			// twice (its parent exits, so it is orphaned); answer with
+			// their ids; then misbehave as the rest of the mode says.
+			pids, err := spawnDescendants()
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 7
+			}
+			reply(env.ID, strconv.Quote(pids))
+			mode = spawned
+			continue
+		}
 		switch mode {
-		case "crash":
+		case "cooperate":
+			reply(env.ID, "null")
 			return 3
 		case "hang":
 			time.Sleep(time.Hour)
-		case "hang-group":
-			// A grandchild in the same process group, then a hang: the
-			// group kill must take both.
-			cmd := exec.Command("sleep", "30")
-			if err := cmd.Start(); err != nil {
-				return 4
-			}
-			os.WriteFile(os.Getenv("BRIDGE_TEST_PIDFILE"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o600)
+		case "deaf":
+			// Answer one call, then never read again.
+			reply(env.ID, `"/scripted"`)
 			time.Sleep(time.Hour)
+		case "flood":
+			// Transport requests as fast as the pipe takes them, and never
+			// a read of the responses.
+			for i := uint64(1); ; i++ {
+				fmt.Fprintf(out, `{"id":%d,"method":"transport","params":{"instance":"only","request":{"provider":"p","model":"m","destination":"remote","payload":{}}}}`+"\n", i)
+				if i%64 == 0 && out.Flush() != nil {
+					return 0
+				}
+			}
 		case "garbage":
 			// Echo the request's params, payload text and all, in a line
 			// that is not JSON.
@@ -133,4 +171,26 @@ func runChild(mode string) int {
 		}
 	}
 	return 0
+}
+
+// spawnDescendants starts the descendants of the spawn-… modes and returns
+// their ids, separated by commas.
+func spawnDescendants() (string, error) {
+	inGroup := exec.Command("sleep", "3600")
+	ownSession := exec.Command("sleep", "3600")
+	ownSession.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var pids []string
+	for _, c := range []*exec.Cmd{inGroup, ownSession} {
+		if err := c.Start(); err != nil {
+			return "", err
+		}
+		pids = append(pids, strconv.Itoa(c.Process.Pid))
+	}
+	forker := exec.Command(os.Args[0], "-test.run=^$")
+	forker.Env = append(os.Environ(), childEnv+"=forker")
+	out, err := forker.Output()
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(append(pids, strings.TrimSpace(string(out))), ","), nil
 }

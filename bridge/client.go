@@ -55,6 +55,7 @@ func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), clos
 	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
 	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
+	c.p.writeTimeout = c.timeout
 	if !c.p.leadReads(r) {
 		c.p.startReadLoop()
 	}
@@ -168,10 +169,13 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	if res.Instance == "" {
 		return conformance.Instance{}, fmt.Errorf("bridge: create: %w: the result names no instance", ErrProtocol)
 	}
+	if res.EmbeddingPort != nil && res.EmbeddingPort.MaxBatch < 0 {
+		return conformance.Instance{}, fmt.Errorf("bridge: create: %w: the embedding port's maxBatch is negative", ErrProtocol)
+	}
 	c.mu.Lock()
 	c.instances[res.Instance] = harnessSide{transport: setup.Transport, port: setup.LocalKVPort}
 	c.mu.Unlock()
-	a := &remoteAdapter{c: c, id: res.Instance}
+	a := &remoteAdapter{c: c, id: res.Instance, embedding: res.EmbeddingPort}
 	cleanup := func(ctx context.Context) error {
 		defer func() {
 			c.mu.Lock()

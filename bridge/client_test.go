@@ -26,7 +26,7 @@ func newScripted(t *testing.T) (*Client, *scripted) {
 	t.Helper()
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
-	c := NewClient(cr, cw, Options{CallTimeout: 2 * time.Second})
+	c := NewClient(cr, cw, Options{CallTimeout: bound(10 * time.Second)})
 	s := &scripted{t: t, in: bufio.NewReader(sr), w: sw}
 	t.Cleanup(func() {
 		sw.Close()

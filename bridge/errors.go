@@ -23,8 +23,6 @@ var (
 	ErrExited = errors.New("bridge: runtime adapter process exited")
 	// ErrUnsupportedVersion: the peer does not speak ProtocolVersion.
 	ErrUnsupportedVersion = errors.New("bridge: unsupported protocol version")
-	// ErrHelloRequired: Serve received a request before a hello.
-	ErrHelloRequired = errors.New("bridge: hello is required first")
 	// ErrUninspectable: a payload could not be encoded as JSON, so it was
 	// never sent; enforcement failed closed.
 	ErrUninspectable = errors.New("bridge: payload cannot be inspected")

@@ -2,12 +2,16 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,7 +39,7 @@ type ExecConfig struct {
 	// Stderr receives the child's standard error; nil discards it.
 	Stderr io.Writer
 	// ExitGrace is how long the child may take to exit after its input
-	// closes before its process group is killed. Zero means
+	// closes before it is killed. Zero means
 	// DefaultExitGrace.
 	ExitGrace time.Duration
 	// Options tune the connection (call timeout, line bound).
@@ -51,15 +55,19 @@ func Command(name string, args ...string) conformance.Factory {
 // NewFactory returns a factory that starts one process per instance, as cfg
 // describes, negotiates the protocol and creates the instance in it. The
 // instance's cleanup asks the process to clean up, closes its input, and
-// kills its whole process group if it has not exited within the grace
-// period; the child is always reaped. A call that times out, a crash or a
-// protocol violation kills the group at once.
+// kills the process if it has not exited within the grace period; then it
+// ends every process the child started (on Linux all of them, even those
+// that left its process group; on other Unix systems its process group),
+// and returns once they are reaped. A call that times out, a crash, a
+// flood of requests or a protocol violation kills them at once.
+// docs/bridge.md says exactly which descendants are ended on which system.
 func NewFactory(cfg ExecConfig) conformance.Factory {
 	return &execFactory{cfg: cfg}
 }
 
 type execFactory struct {
-	cfg ExecConfig
+	cfg     ExecConfig
+	onStart func(*process) // tests observe the processes started
 
 	mu    sync.Mutex
 	hello string
@@ -84,6 +92,9 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	if err != nil {
 		return conformance.Instance{}, err
 	}
+	if f.onStart != nil {
+		f.onStart(proc)
+	}
 	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, proc.kill, proc.stop)
 	proc.readDone = c.p.done
 	name, inst, err := open(ctx, c, setup, func() error { return nil })
@@ -96,21 +107,52 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	return inst, nil
 }
 
-// process is one child: its pipes, and an idempotent kill and reap.
+// markEnv names the environment variable the harness sets in every adapter
+// process it starts, with a value unique to that process. Descendants
+// inherit it; on Linux the harness recognises by it, among the orphans it
+// adopted, those an adapter process left behind.
+const markEnv = "ADAPTERKIT_BRIDGE_PROCESS"
+
+// process is one child: its pipes, and an idempotent kill and reap of it
+// and of every process it started.
 type process struct {
 	cmd      *exec.Cmd
 	stdin    *os.File
 	stdout   *os.File
 	grace    time.Duration
+	mark     []byte          // markEnv=VALUE, as the child's environment holds it
 	readDone <-chan struct{} // closed when the client's read loop ends
 
 	mu       sync.Mutex
 	reaping  bool
 	killed   bool
+	found    map[int]bool // descendants killed (or found dead), to reap
 	waitErr  error
+	descErr  error // descendants left after the reap
 	waitDone chan struct{}
 	stopOnce sync.Once
 	stopErr  error
+}
+
+// newMark returns a markEnv entry unique to one adapter process.
+func newMark() []byte {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return []byte(markEnv + "=" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b))
+}
+
+// markedEnv returns env (the harness's own when nil) with mark set.
+func markedEnv(env []string, mark []byte) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, markEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, string(mark))
 }
 
 func startProcess(cfg ExecConfig) (*process, error) {
@@ -127,8 +169,9 @@ func startProcess(cfg ExecConfig) (*process, error) {
 		inW.Close()
 		return nil, err
 	}
+	mark := newMark()
 	cmd := exec.Command(cfg.Path, cfg.Args...)
-	cmd.Dir, cmd.Env = cfg.Dir, cfg.Env
+	cmd.Dir, cmd.Env = cfg.Dir, markedEnv(cfg.Env, mark)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, cfg.Stderr
 	grace := cfg.ExitGrace
 	if grace <= 0 {
@@ -138,27 +181,37 @@ func startProcess(cfg ExecConfig) (*process, error) {
 	// WaitDelay bounds how long Wait waits for that copy.
 	cmd.WaitDelay = grace
 	setProcessGroup(cmd)
+	acquireSubreaper()
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
 	if err != nil {
+		releaseSubreaper()
 		inW.Close()
 		outR.Close()
 		return nil, fmt.Errorf("bridge: starting the adapter process: %w", err)
 	}
-	return &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, waitDone: make(chan struct{})}, nil
+	return &process{cmd: cmd, stdin: inW, stdout: outR, grace: grace, mark: mark, found: make(map[int]bool), waitDone: make(chan struct{})}, nil
 }
 
-// killGroup kills the child's process group unless the leader is being
-// reaped. The leader is reaped only after this, so its id (the group's id)
-// cannot have been reused by another process.
+// killGroup kills the child, its process group and, on Linux, every
+// process descended from it, unless the leader is being reaped. The leader
+// is reaped only after this, so its id (the group's id) cannot have been
+// reused by another process. The leader is stopped first, so that it
+// forks nothing while its descendants are found; then it and its group are
+// killed, and the descendants looked for once more.
 func (p *process) killGroup() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.reaping {
-		p.killed = true
-		killProcessGroup(p.cmd)
+	if p.reaping {
+		return
 	}
+	p.killed = true
+	pid := p.cmd.Process.Pid
+	stopProcess(p.cmd)
+	killDescendants(pid, p.mark, p.found)
+	killProcessGroup(p.cmd)
+	killDescendants(pid, p.mark, p.found)
 }
 
 // kill is the connection's break hook: the child misbehaved (or exited), so
@@ -172,7 +225,9 @@ func (p *process) kill(cause error) {
 	go p.reap()
 }
 
-// reap waits for the child once; later calls wait for the first.
+// reap waits for the child once, then for the descendants killGroup
+// killed; later calls wait for the first. The child's exit status is its
+// result: a descendant that could not be reaped is reported by stop.
 func (p *process) reap() error {
 	p.mu.Lock()
 	if p.reaping {
@@ -183,6 +238,8 @@ func (p *process) reap() error {
 	p.reaping = true
 	p.mu.Unlock()
 	err := p.cmd.Wait()
+	p.descErr = reapDescendants(p.found)
+	releaseSubreaper()
 	p.waitErr = err
 	close(p.waitDone)
 	return err
@@ -190,8 +247,9 @@ func (p *process) reap() error {
 
 // stop ends the child: it closes the child's input and waits, for the grace
 // period, for the child's output to end; then it kills whatever is left of
-// the process group, reaps the leader and closes the output. A child that
-// exits with a non-zero status on its own is an error.
+// the child and what it started, reaps them and closes the output. A child
+// that exits with a non-zero status on its own is an error, and so is a
+// descendant that could not be reaped.
 func (p *process) stop() error {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()
@@ -211,6 +269,7 @@ func (p *process) stop() error {
 		if !wasKilled && errors.As(err, &ee) && ee.Exited() && ee.ExitCode() != 0 {
 			p.stopErr = fmt.Errorf("%w with status %d", ErrExited, ee.ExitCode())
 		}
+		p.stopErr = errors.Join(p.stopErr, p.descErr)
 	})
 	return p.stopErr
 }

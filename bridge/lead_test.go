@@ -18,11 +18,38 @@ import (
 // calls read their own responses.
 func newLeadScripted(t *testing.T, opts Options) (*Client, *scripted) {
 	t.Helper()
+	c, s, _ := newWatchedLeadScripted(t, opts)
+	return c, s
+}
+
+// watchedFile is an *os.File that reports every read that returned data,
+// so a test can wait until the client has read what it was sent.
+type watchedFile struct {
+	*os.File
+	reads chan int
+}
+
+func (f *watchedFile) Read(b []byte) (int, error) {
+	n, err := f.File.Read(b)
+	if n > 0 {
+		select {
+		case f.reads <- n:
+		default:
+		}
+	}
+	return n, err
+}
+
+// newWatchedLeadScripted is newLeadScripted, with a channel that receives
+// the size of each read the client made (when the test is listening).
+func newWatchedLeadScripted(t *testing.T, opts Options) (*Client, *scripted, <-chan int) {
+	t.Helper()
 	sr, cw := io.Pipe()
-	cr, sw, err := os.Pipe()
+	r, sw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	cr := &watchedFile{File: r, reads: make(chan int, 1)}
 	c := NewClient(cr, cw, opts)
 	if !c.p.lead {
 		t.Fatal("calls over an os.Pipe do not read for themselves")
@@ -33,18 +60,19 @@ func newLeadScripted(t *testing.T, opts Options) (*Client, *scripted) {
 		sr.Close()
 		c.Close()
 	})
-	return c, s
+	return c, s, cr.reads
 }
 
 func TestLeaderTimesOut(t *testing.T) {
 	checkGoroutines(t)
-	c, s := newLeadScripted(t, Options{CallTimeout: 200 * time.Millisecond})
+	const timeout = 200 * time.Millisecond
+	c, s := newLeadScripted(t, Options{CallTimeout: timeout})
 	go s.read() // and never answer
 	start := time.Now()
 	if _, err := c.Hello(context.Background()); !errors.Is(err, ErrTimeout) || !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("hello: %v, want ErrTimeout", err)
 	}
-	if d := time.Since(start); d < 200*time.Millisecond || d > 2*time.Second {
+	if d := time.Since(start); d < timeout || d > timeout+bound(10*time.Second) {
 		t.Fatalf("the call timed out after %s", d)
 	}
 	if !errors.Is(c.Err(), ErrTimeout) {
@@ -56,7 +84,7 @@ func TestLeaderTimesOut(t *testing.T) {
 // response it abandoned is dropped whole and the next call works.
 func TestLeaderCancelKeepsAPartialLine(t *testing.T) {
 	checkGoroutines(t)
-	c, s := newLeadScripted(t, Options{CallTimeout: 5 * time.Second})
+	c, s, reads := newWatchedLeadScripted(t, Options{CallTimeout: bound(10 * time.Second)})
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
@@ -66,10 +94,13 @@ func TestLeaderCancelKeepsAPartialLine(t *testing.T) {
 	if first := s.read(); first.ID != 1 {
 		t.Fatalf("first id %d", first.ID)
 	}
-	if _, err := io.WriteString(s.w, `{"id":1,"result":{"protocol":"runtime-adapter-`); err != nil {
-		t.Fatal(err)
+	fragment := `{"id":1,"result":{"protocol":"runtime-adapter-`
+	go func() { _, _ = io.WriteString(s.w, fragment) }()
+	// The leader has read the fragment (a pipe hands over a write this
+	// small whole): cancel the call in the middle of its line.
+	if n := <-reads; n != len(fragment) {
+		t.Fatalf("the leader read %d bytes, want the %d of the fragment", n, len(fragment))
 	}
-	time.Sleep(50 * time.Millisecond) // the leader reads the fragment
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled hello: %v", err)
@@ -124,7 +155,7 @@ func TestConcurrentCallsWithCallbacks(t *testing.T) {
 			done <- Serve(context.Background(), &fakeFactory{}, sr, sw)
 			sw.Close()
 		}()
-		c := NewClient(cr, cw, Options{})
+		c := NewClient(cr, cw, Options{CallTimeout: bound(10 * time.Second)})
 		_, inst, err := open(context.Background(), c, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr}, func() error {
 			err := <-done
 			sr.Close()

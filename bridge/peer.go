@@ -24,10 +24,22 @@ const (
 	DefaultMaxLineBytes = 64 << 20
 )
 
+// Bounds on the requests from the other side in flight on one connection:
+// at most maxHandlers are served at once, and at most maxQueued more wait
+// for a handler. A peer that sends a request beyond them breaks the
+// connection (ErrProtocol): it floods, or it stopped reading the responses
+// while it goes on sending requests. The bounds keep what one connection
+// costs fixed — a handler is one goroutine — whatever the peer sends.
+const (
+	maxHandlers = 64
+	maxQueued   = 1024
+)
+
 // Options tune a connection. The zero value uses the defaults.
 type Options struct {
 	// CallTimeout bounds each call, from sending the request to reading its
-	// response; a call that times out kills the adapter process. A
+	// response, and each write to an adapter process; a call or a write
+	// that times out kills the adapter process. A
 	// completion's bound includes the transport call it makes, so it must
 	// exceed the slowest provider. Zero means DefaultCallTimeout.
 	CallTimeout time.Duration
@@ -110,6 +122,10 @@ type peer struct {
 	// eofErr is the cause recorded when the input ends; nil means a clean
 	// end of input (the server side).
 	eofErr error
+	// writeTimeout, when positive and out has write deadlines (the pipe to
+	// a child process), bounds each write: a peer that stops reading its
+	// input breaks the connection instead of blocking the writers.
+	writeTimeout time.Duration
 
 	wmu sync.Mutex
 
@@ -125,7 +141,9 @@ type peer struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed when the read loop ends
 	handlers sync.WaitGroup
-	work     chan job // idle workers receive jobs here
+	work     chan job   // idle workers receive jobs here
+	active   int        // requests being served; p.mu
+	queued   []envelope // requests waiting for a handler; p.mu
 
 	token     chan struct{} // holds a value while no one reads p.in
 	lead      bool          // calls read for themselves; see peer
@@ -251,10 +269,15 @@ func (p *peer) read() {
 			close(p.done)
 			return
 		case env.Method != "":
-			p.handlers.Add(1)
-			p.hand(job{read: true})
-			p.serve(env)
-			return
+			switch p.admit(env) {
+			case admitted:
+				p.hand(job{read: true})
+				p.work1(env)
+				return
+			case refused:
+				close(p.done)
+				return
+			}
 		case !p.deliver(env):
 			close(p.done)
 			return
@@ -305,11 +328,68 @@ func (p *peer) dispatch(line []byte) bool {
 	case !ok:
 		return false
 	case env.Method != "":
-		p.handlers.Add(1)
-		p.hand(job{env: env})
+		switch p.admit(env) {
+		case admitted:
+			p.hand(job{env: env})
+		case refused:
+			return false
+		}
 		return true
 	}
 	return p.deliver(env)
+}
+
+// Outcomes of admit.
+const (
+	admitted = iota // the caller has a handler for the request
+	queuedUp        // the request waits for a handler
+	refused         // beyond the bounds: the connection broke
+)
+
+// admit accepts a request within the bounds on requests in flight: it
+// takes a handler slot for it, or queues it when all are busy, or breaks
+// the connection when the queue is full too.
+func (p *peer) admit(env envelope) int {
+	p.mu.Lock()
+	switch {
+	case p.active < maxHandlers:
+		p.active++
+		p.mu.Unlock()
+		p.handlers.Add(1)
+		return admitted
+	case len(p.queued) < maxQueued:
+		p.queued = append(p.queued, env)
+		p.mu.Unlock()
+		p.handlers.Add(1)
+		return queuedUp
+	}
+	p.mu.Unlock()
+	p.fail(fmt.Errorf("%w: more than %d requests in flight (%d served at once); the peer floods or does not read its input", ErrProtocol, maxHandlers+maxQueued, maxHandlers))
+	return refused
+}
+
+// work1 serves env, then the queued requests, while any wait; then it gives
+// its handler slot back. Once the connection broke, queued requests are
+// dropped unserved.
+func (p *peer) work1(env envelope) {
+	for {
+		p.serve(env)
+		p.mu.Lock()
+		for len(p.queued) > 0 && p.err != nil {
+			p.queued = p.queued[1:]
+			p.handlers.Done()
+		}
+		if len(p.queued) == 0 {
+			p.queued = nil
+			p.active--
+			p.mu.Unlock()
+			return
+		}
+		env = p.queued[0]
+		p.queued[0] = envelope{}
+		p.queued = p.queued[1:]
+		p.mu.Unlock()
+	}
 }
 
 // hand gives j to an idle worker, or to a new one.
@@ -401,7 +481,7 @@ func (p *peer) run(j job) {
 	if j.read {
 		p.read()
 	} else {
-		p.serve(j.env)
+		p.work1(j.env)
 	}
 }
 
@@ -472,13 +552,27 @@ func (p *peer) write(env envelope) error {
 	}
 	b = append(b, '\n')
 	p.wmu.Lock()
+	wd, timed := p.out.(writeDeadliner)
+	timed = timed && p.writeTimeout > 0
+	if timed {
+		_ = wd.SetWriteDeadline(time.Now().Add(p.writeTimeout))
+	}
 	_, err := p.out.Write(b)
 	p.wmu.Unlock()
-	if err != nil {
+	switch {
+	case err == nil:
+		return nil
+	case timed && errors.Is(err, os.ErrDeadlineExceeded):
+		p.fail(fmt.Errorf("%w: a write to the peer did not finish within %s: it does not read its input", ErrTimeout, p.writeTimeout))
+	default:
 		p.fail(fmt.Errorf("%w: writing to the peer failed", ErrExited))
-		return p.brokenErr()
 	}
-	return nil
+	return p.brokenErr()
+}
+
+// writeDeadliner is an output whose blocked writes a deadline can end.
+type writeDeadliner interface {
+	SetWriteDeadline(t time.Time) error
 }
 
 // call sends a request and decodes its result into result (when non-nil).

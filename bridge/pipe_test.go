@@ -32,7 +32,7 @@ func checkGoroutines(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(bound(10 * time.Second))
 		for {
 			n := runtime.NumGoroutine()
 			if n <= before+2 {
@@ -44,7 +44,7 @@ func checkGoroutines(t *testing.T) {
 				t.Errorf("goroutines: %d before, %d after\n%s", before, n, buf)
 				return
 			}
-			time.Sleep(10 * time.Millisecond)
+			time.Sleep(10 * time.Millisecond) // poll: no event says a goroutine ended
 		}
 	})
 }
@@ -181,7 +181,7 @@ func streams(t *testing.T, f conformance.Factory) (*Client, chan error) {
 		sw.Close()
 		done <- err
 	}()
-	return NewClient(cr, cw, Options{CallTimeout: 2 * time.Second}), done
+	return NewClient(cr, cw, Options{CallTimeout: bound(10 * time.Second)}), done
 }
 
 func TestOneServerManyInstances(t *testing.T) {
@@ -335,7 +335,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("Serve: %v, want context.Canceled", err)
 		}
-	case <-time.After(2 * time.Second):
+	case <-time.After(bound(10 * time.Second)):
 		t.Fatal("Serve did not return after cancellation")
 	}
 }

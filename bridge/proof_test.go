@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/examples/memadapter"
@@ -84,6 +85,7 @@ func TestReferenceOverTheBridge(t *testing.T) {
 func TestMutantsOverTheBridge(t *testing.T) {
 	for _, m := range mutants.Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel() // each mutant waits on its own child process
 			ctx := context.Background()
 			want, wantErr := conformance.Run(ctx, m.Factory(mutantBase()))
 			for name, f := range map[string]conformance.Factory{
@@ -119,7 +121,8 @@ func TestNodeExampleAdapter(t *testing.T) {
 		t.Skip("node is not on PATH: the Node.js example adapter (examples/node-adapter) is not run")
 	}
 	ctx := context.Background()
-	f := NewFactory(ExecConfig{Path: node, Args: []string{"../examples/node-adapter/adapter.mjs"}, Stderr: os.Stderr})
+	f := NewFactory(ExecConfig{Path: node, Args: []string{"../examples/node-adapter/adapter.mjs"}, Stderr: os.Stderr,
+		Options: Options{CallTimeout: bound(10 * time.Second)}})
 	r, err := conformance.Run(ctx, f)
 	if err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ const (
 	MethodEnforcePrivacy         = "enforcePrivacy"
 	MethodComplete               = "complete"
 	MethodDiagnostics            = "diagnostics"
+	MethodEmbed                  = "embed"
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
@@ -106,9 +107,24 @@ type createParams struct {
 	LocalKVPort bool                `json:"localKvPort,omitempty"`
 }
 
+// createResult is the result of create. EmbeddingPort, when present,
+// declares the instance's embedding port, which embed requests reach.
 type createResult struct {
-	Instance            string `json:"instance"`
-	ExpectedProjectRoot string `json:"expectedProjectRoot"`
+	Instance            string         `json:"instance"`
+	ExpectedProjectRoot string         `json:"expectedProjectRoot"`
+	EmbeddingPort       *embeddingDecl `json:"embeddingPort,omitempty"`
+}
+
+// embeddingDecl declares an embedding port: its identity and, when
+// positive, the most texts one embed request may carry.
+type embeddingDecl struct {
+	contract.EmbeddingIdentity
+	MaxBatch int `json:"maxBatch,omitempty"`
+}
+
+type embedParams struct {
+	Instance string   `json:"instance"`
+	Texts    []string `json:"texts"`
 }
 
 type instanceParams struct {

@@ -196,6 +196,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		return a.Complete(ctx, contract.CompletionRequest{Provider: p.Provider, Model: p.Model, Payload: p.payload()}), nil
 	case MethodDiagnostics:
 		return nonNil(a.Diagnostics()), nil
+	case MethodEmbed:
+		port := embeddingPort(a)
+		if port == nil {
+			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no embedding port"}
+		}
+		var p embedParams
+		if err := unmarshalParams(params, &p); err != nil {
+			return nil, invalidParams(method)
+		}
+		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
 	case MethodShutdown:
 		if err := a.Shutdown(ctx); err != nil {
 			return nil, adapterError(err)
@@ -262,7 +272,19 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.mu.Lock()
 	st.instances[id] = &served{inst: inst}
 	st.mu.Unlock()
-	return createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot}, nil
+	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot}
+	if port := embeddingPort(inst.Adapter); port != nil {
+		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
+	}
+	return res, nil
+}
+
+// embeddingPort returns a's embedding port, or nil when it has none.
+func embeddingPort(a contract.Adapter) contract.EmbeddingPort {
+	if p, ok := a.(contract.EmbeddingPortProvider); ok {
+		return p.EmbeddingPort()
+	}
+	return nil
 }
 
 func (st *serverState) cleanup(ctx context.Context, params json.RawMessage) (any, *WireError) {

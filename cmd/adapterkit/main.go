@@ -4,7 +4,7 @@
 // Usage:
 //
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
-//	adapterkit serve-reference
+//	adapterkit serve-reference [--embeddings]
 //	adapterkit verify-release VERSION
 //
 // conform runs every check of the conformance catalogue (package
@@ -19,8 +19,9 @@
 // not happen. A Go adapter gets the same command for its own factory from
 // package cli.
 //
-// serve-reference serves the reference adapter over stdin and stdout, so the
-// bridge can be tried end to end:
+// serve-reference serves the reference adapter over stdin and stdout (with
+// --embeddings, with a deterministic local embedding port), so the bridge
+// can be tried end to end:
 //
 //	adapterkit conform --exec "adapterkit serve-reference"
 //
@@ -61,8 +62,9 @@ const usage = `usage:
   adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
       run the conformance suite against an adapter process, or, without a
       command, against the bundled reference adapter in process
-  adapterkit serve-reference
-      serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1)
+  adapterkit serve-reference [--embeddings]
+      serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1),
+      with --embeddings with a deterministic local embedding port
   adapterkit verify-release VERSION
       check a published release against this build's compatibility boundary
 
@@ -79,7 +81,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "conform":
 		return cli.Run(ctx, args[1:], reference.NewConformanceFactory(), stdout, stderr)
 	case "serve-reference":
-		return serveReference(ctx, stdin, stdout, stderr)
+		return serveReference(ctx, args[1:], stdin, stdout, stderr)
 	case "verify-release":
 		return verifyRelease(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":

@@ -195,6 +195,25 @@ func TestServeReferenceSpeaksTheProtocol(t *testing.T) {
 	}
 }
 
+// With --embeddings the reference adapter served over the bridge has an
+// embedding port, so the embedding check passes rather than skips.
+func TestServeReferenceEmbeddings(t *testing.T) {
+	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
+	code, out, errOut := runCLI(t, "conform", "--histories", "0", "--exec", shellQuote(os.Args[0])+" serve-reference --embeddings")
+	if code != exitPass {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if !regexp.MustCompile(`\nembedding-port +pass\n`).MatchString(out) {
+		t.Errorf("the embedding check did not pass over the bridge:\n%s", out)
+	}
+	if code, _, errOut := runInProcess(t, "serve-reference", "--no-such-flag"); code != exitBroken || !strings.Contains(errOut, "no-such-flag") {
+		t.Errorf("a bad flag: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := runInProcess(t, "serve-reference", "extra"); code != exitBroken || !strings.Contains(errOut, "unexpected arguments") {
+		t.Errorf("an extra argument: exit %d, %q", code, errOut)
+	}
+}
+
 // The command runs the catalogue directly: no test framework is linked in.
 func TestCommandDoesNotLinkGinkgo(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()

@@ -6,6 +6,9 @@
 // a simple privacy sanitiser itself.
 //
 //   go run ./cmd/adapterkit conform --exec "node examples/node-adapter/adapter.mjs"
+//
+// With --embeddings every instance also has a deterministic local embedding
+// port (SHA-256 digests), declared at create and reached by embed requests.
 
 import { createHash } from "node:crypto";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
@@ -18,6 +21,10 @@ const CONTRACT = "runtime-adapter-v1";
 const SCHEMA = "runtime-history-v1";
 const CAPABILITY_IDS = ["compaction", "provider-continuation", "embeddings", "local-kv-reuse"];
 const MAX_DIAGNOSTICS = 100;
+const EMBEDDINGS = process.argv.slice(2).includes("--embeddings");
+// The embedding port: its identity, and the most texts one embed request
+// may carry (the harness splits longer inputs).
+const EMBEDDING_PORT = { provider: "node-example-adapter", model: "sha256-16", dimensions: 16, destination: "local", maxBatch: 2 };
 
 // ---- protocol -------------------------------------------------------------
 
@@ -122,7 +129,9 @@ async function handle(method, params) {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
         messages: fx.messages, closed: false, diagnostics: [], cache: null,
       });
-      return { instance: id, expectedProjectRoot: dir };
+      const result = { instance: id, expectedProjectRoot: dir };
+      if (EMBEDDINGS) result.embeddingPort = EMBEDDING_PORT;
+      return result;
     }
     case "cleanup": {
       const inst = instance(params);
@@ -164,6 +173,14 @@ async function handle(method, params) {
       return complete(instance(params), params);
     case "diagnostics":
       return instance(params).diagnostics.slice();
+    case "embed": {
+      instance(params);
+      if (!EMBEDDINGS) throw new AdapterError("unknown-method", "the instance has no embedding port");
+      const texts = params.texts;
+      if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) throw new AdapterError("invalid-params", "embed needs texts");
+      if (texts.length > EMBEDDING_PORT.maxBatch) throw new AdapterError("invalid-params", "more texts than the port's maxBatch");
+      return texts.map(embed);
+    }
     case "shutdown": {
       const inst = instance(params);
       if (!inst.closed) {
@@ -213,9 +230,17 @@ function declarations() {
   return [
     { id: "compaction", supported: false, reason: "example adapter has no native compaction hook" },
     { id: "provider-continuation", supported: false, reason: "example transport exposes no provider continuation handle" },
-    { id: "embeddings", supported: false, reason: "no embedding port was configured" },
+    EMBEDDINGS
+      ? { id: "embeddings", supported: true, version: "embedding-port-v1" }
+      : { id: "embeddings", supported: false, reason: "no embedding port was configured" },
     { id: "local-kv-reuse", supported: false, reason: "example transport exposes no local KV state" },
   ];
+}
+
+// embed maps a text to the first 16 bytes of its SHA-256, each scaled into (0, 1].
+function embed(text) {
+  const digest = createHash("sha256").update(text, "utf8").digest();
+  return Array.from(digest.subarray(0, EMBEDDING_PORT.dimensions), (b) => (b + 1) / 256);
 }
 
 function normaliseReason(reason) {
