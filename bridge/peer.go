@@ -510,7 +510,7 @@ func marshal(v any) ([]byte, error) {
 	if v == nil {
 		return []byte("null"), nil
 	}
-	if raw, ok := v.(json.RawMessage); ok && raw != nil {
+	if raw, ok := jsonw.Document(v); ok && raw != nil {
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("%w: invalid JSON", ErrUninspectable)
 		}

@@ -28,20 +28,9 @@ import (
 // It also returns the length of the payload's JSON when it was given as
 // JSON, else 0.
 func encodePayload(payload any) (jsonw.Value, int, error) {
-	if raw, ok := payload.(json.RawMessage); ok {
+	if raw, ok := jsonw.Document(payload); ok {
 		v, err := parseJSON(raw)
 		return v, len(raw), err
-	}
-	v := reflect.ValueOf(payload)
-	for v.IsValid() && v.Kind() == reflect.Pointer && !v.IsNil() &&
-		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
-		v = v.Elem()
-	}
-	if v.IsValid() && v.Kind() == reflect.Slice && isByteSlice(v.Type()) &&
-		!v.Type().Implements(marshalerType) && !v.Type().Implements(textMarshalerType) {
-		raw := v.Bytes()
-		root, err := parseJSON(raw)
-		return root, len(raw), err
 	}
 	e := encoder{path: map[visit]struct{}{}}
 	root, err := e.encode(reflect.ValueOf(payload), 0)
