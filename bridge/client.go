@@ -164,6 +164,10 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	var res createResult
 	params := createParams{Fixture: setup.Fixture, LocalKVPort: setup.LocalKVPort != nil}
 	if err := c.p.call(ctx, c.timeout, MethodCreate, params, &res); err != nil {
+		var re *RemoteError
+		if errors.As(err, &re) && re.Code == CodeUnrepresentable {
+			return conformance.Instance{}, conformance.Unrepresentable(re.Message)
+		}
 		return conformance.Instance{}, err
 	}
 	if res.Instance == "" {
@@ -184,7 +188,25 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 		}()
 		return c.p.call(ctx, c.timeout, MethodCleanup, instanceParams{Instance: res.Instance}, nil)
 	}
-	return conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup}, nil
+	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig}
+	if res.Source {
+		inst.Source = remoteSource{c: c, id: res.Instance}
+	}
+	return inst, nil
+}
+
+// remoteSource is the source hook of an instance in the adapter process.
+type remoteSource struct {
+	c  *Client
+	id string
+}
+
+func (s remoteSource) Append(ctx context.Context, msg contract.Message) error {
+	return s.c.p.call(ctx, s.c.timeout, MethodSourceAppend, sourceAppendParams{Instance: s.id, Message: msg}, nil)
+}
+
+func (s remoteSource) Corrupt(ctx context.Context) error {
+	return s.c.p.call(ctx, s.c.timeout, MethodSourceCorrupt, instanceParams{Instance: s.id}, nil)
 }
 
 // Err returns the error that broke the connection, or nil while it works.

@@ -6,6 +6,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/localkv"
+	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
 // ProtocolVersion names the protocol this package speaks.
@@ -28,6 +29,8 @@ const (
 	MethodComplete               = "complete"
 	MethodDiagnostics            = "diagnostics"
 	MethodEmbed                  = "embed"
+	MethodSourceAppend           = "sourceAppend"
+	MethodSourceCorrupt          = "sourceCorrupt"
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
@@ -52,6 +55,11 @@ const (
 	CodeUnknownInstance = "unknown-instance"
 	// CodeFactoryFailed answers a create whose factory failed.
 	CodeFactoryFailed = "factory-failed"
+	// CodeUnrepresentable answers a create whose runtime cannot hold the
+	// fixture's history; the message is the reason, a few metadata-only
+	// words ("tool message with two results"). The harness returns it as
+	// conformance.ErrUnrepresentable.
+	CodeUnrepresentable = "unrepresentable"
 	// CodeAdapterError answers an adapter method that returned an error
 	// (snapshot of a corrupt history, enforcement that failed closed, a
 	// read after shutdown, …).
@@ -109,10 +117,21 @@ type createParams struct {
 
 // createResult is the result of create. EmbeddingPort, when present,
 // declares the instance's embedding port, which embed requests reach.
+// Source says the instance offers the source hook (sourceAppend and
+// sourceCorrupt requests); PrivacyConfig, when present, is the privacy
+// configuration its adapter enforces.
 type createResult struct {
-	Instance            string         `json:"instance"`
-	ExpectedProjectRoot string         `json:"expectedProjectRoot"`
-	EmbeddingPort       *embeddingDecl `json:"embeddingPort,omitempty"`
+	Instance            string          `json:"instance"`
+	ExpectedProjectRoot string          `json:"expectedProjectRoot"`
+	EmbeddingPort       *embeddingDecl  `json:"embeddingPort,omitempty"`
+	Source              bool            `json:"source,omitempty"`
+	PrivacyConfig       *privacy.Config `json:"privacyConfig,omitempty"`
+}
+
+// sourceAppendParams is the params of sourceAppend.
+type sourceAppendParams struct {
+	Instance string           `json:"instance"`
+	Message  contract.Message `json:"message"`
 }
 
 // embeddingDecl declares an embedding port: its identity and, when

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,6 +207,19 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 			return nil, invalidParams(method)
 		}
 		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
+	case MethodSourceAppend, MethodSourceCorrupt:
+		src := sv.inst.Source
+		if src == nil {
+			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no source hook"}
+		}
+		if method == MethodSourceCorrupt {
+			return nil, errorOrNil(src.Corrupt(ctx))
+		}
+		var p sourceAppendParams
+		if err := unmarshalParams(params, &p); err != nil {
+			return nil, invalidParams(method)
+		}
+		return nil, errorOrNil(src.Append(ctx, p.Message))
 	case MethodShutdown:
 		if err := a.Shutdown(ctx); err != nil {
 			return nil, adapterError(err)
@@ -238,6 +252,27 @@ func adapterError(err error) *WireError {
 	return &WireError{Code: CodeAdapterError, Message: clip(err.Error())}
 }
 
+// errorOrNil is adapterError of a non-nil error, else nil.
+func errorOrNil(err error) *WireError {
+	if err != nil {
+		return adapterError(err)
+	}
+	return nil
+}
+
+// unrepresentableReason reports whether a factory refused a history as
+// unrepresentable, and its reason.
+func unrepresentableReason(err error) (string, bool) {
+	if !errors.Is(err, conformance.ErrUnrepresentable) {
+		return "", false
+	}
+	reason := err.Error()
+	if _, after, ok := strings.Cut(reason, conformance.ErrUnrepresentable.Error()+": "); ok {
+		reason = after
+	}
+	return reason, true
+}
+
 func adapterResult[T any](v T, err error) (any, *WireError) {
 	if err != nil {
 		return nil, adapterError(err)
@@ -263,6 +298,9 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 		if inst.Cleanup != nil {
 			_ = protect(func() error { return inst.Cleanup(ctx) })
 		}
+		if reason, ok := unrepresentableReason(err); ok {
+			return nil, &WireError{Code: CodeUnrepresentable, Message: clip(reason)}
+		}
 		msg := "the factory returned no adapter"
 		if err != nil {
 			msg = clip(err.Error())
@@ -272,7 +310,7 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.mu.Lock()
 	st.instances[id] = &served{inst: inst}
 	st.mu.Unlock()
-	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot}
+	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig}
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
 	}
