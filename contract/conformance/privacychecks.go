@@ -29,7 +29,7 @@ const privacyEngineCount = 32
 // a clean payload reach it unchanged; a local provider receives
 // everything; each provider gets the right destination; and a payload
 // with an uninspectable value nested beside the probes fails closed
-// without a transport call. A failure names the seed, the payload, the
+// without a transport call, with an error that quotes none of it. A failure names the seed, the payload, the
 // provider, the probe kind and where the probe was placed, never a token.
 func checkPrivacyProbes(ctx context.Context, s *Session) error {
 	return checkPrivacyProbesSeed(ctx, s, randomSeed(), privacyProbeCount)
