@@ -29,7 +29,7 @@ const privacyEngineCount = 32
 // a clean payload reach it unchanged; a local provider receives
 // everything; each provider gets the right destination; and a payload
 // with an uninspectable value nested beside the probes fails closed
-// without a transport call. A failure names the seed, the payload, the
+// without a transport call, with an error that quotes none of it. A failure names the seed, the payload, the
 // provider, the probe kind and where the probe was placed, never a token.
 func checkPrivacyProbes(ctx context.Context, s *Session) error {
 	return checkPrivacyProbesSeed(ctx, s, randomSeed(), privacyProbeCount)
@@ -94,14 +94,20 @@ type probeError struct {
 
 func (e *probeError) Error() string {
 	s := e.err.Error()
-	quotes := strings.Contains(strings.ToLower(s), "ds4:") || strings.Contains(s, `":`) || strings.Contains(s, `\u`)
-	for _, t := range e.tokens {
-		quotes = quotes || strings.Contains(s, t)
-	}
-	if quotes {
+	if quotesPayload(s, e.tokens) {
 		s = "the error text is not shown: it may quote the payload"
 	}
 	return e.where + ": " + s
+}
+
+// quotesPayload reports whether an error text s may quote a payload of the
+// batch: whether it holds a token, a marker, a JSON member or an escape.
+func quotesPayload(s string, tokens []string) bool {
+	quotes := strings.Contains(strings.ToLower(s), "ds4:") || strings.Contains(s, `":`) || strings.Contains(s, `\u`)
+	for _, t := range tokens {
+		quotes = quotes || strings.Contains(s, t)
+	}
+	return quotes
 }
 
 func (e *probeError) Unwrap() error { return e.err }
@@ -132,6 +138,9 @@ func checkProbeCase(ctx context.Context, s *Session, seed uint64, c *probeCase, 
 		nested := fmt.Sprintf("%s, which nests %s at %s", where, c.failing, c.failPath)
 		if err == nil {
 			return broken(ruleFailClosed+": EnforcePrivacy must return an error", "an error", "a sanitised result for "+nested)
+		}
+		if quotesPayload(err.Error(), tokens) {
+			return broken("an enforcement error is metadata only: it must not quote the payload", "an error naming no content", "an error quoting the payload (not shown) for "+nested)
 		}
 		before := tr.Len()
 		r := a.Complete(ctx, contract.CompletionRequest{Provider: c.provider, Model: model, Payload: c.payload()})

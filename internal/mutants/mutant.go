@@ -122,7 +122,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue, privacyCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
