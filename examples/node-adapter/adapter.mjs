@@ -42,6 +42,7 @@ class AdapterError extends Error {
 }
 
 let helloDone = false;
+let served = Promise.resolve();
 let nextId = 0;
 const pending = new Map();
 
@@ -71,31 +72,34 @@ async function dispatch(msg) {
 if (VECTORS_FILE === undefined) serve();
 
 function serve() {
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on("line", (line) => {
-  if (line.trim() === "") return;
-  let msg;
-  try {
-    msg = JSON.parse(line);
-  } catch {
-    // The harness broke the protocol: say so on stderr (never the line) and stop.
-    process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
-    process.exit(2);
-  }
-  if (typeof msg.method === "string") {
-    dispatch(msg);
-    return;
-  }
-  const waiter = pending.get(msg.id);
-  if (!waiter) return;
-  pending.delete(msg.id);
-  if (msg.error) waiter.reject(new AdapterError(msg.error.code, msg.error.message));
-  else waiter.resolve(msg.result);
-});
-lines.on("close", () => {
-  for (const inst of instances.values()) rmSync(inst.dir, { recursive: true, force: true });
-  process.exit(0);
-});
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    if (line.trim() === "") return;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      // The harness broke the protocol: say so on stderr (never the line) and stop.
+      process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
+      process.exit(2);
+    }
+    if (typeof msg.method === "string") {
+      // Requests are served one at a time, in arrival order, as a
+      // single-threaded runtime would: an answer is sent only after every
+      // earlier request, transport callbacks included, has finished.
+      served = served.then(() => dispatch(msg));
+      return;
+    }
+    const waiter = pending.get(msg.id);
+    if (!waiter) return;
+    pending.delete(msg.id);
+    if (msg.error) waiter.reject(new AdapterError(msg.error.code, msg.error.message));
+    else waiter.resolve(msg.result);
+  });
+  lines.on("close", () => {
+    for (const inst of instances.values()) rmSync(inst.dir, { recursive: true, force: true });
+    process.exit(0);
+  });
 }
 
 // ---- instances -------------------------------------------------------------
