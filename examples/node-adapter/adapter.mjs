@@ -374,10 +374,10 @@ function snapshot(inst, rebuild) {
   return inst.cache;
 }
 
-// multiResult reports whether a message is a tool message carrying two or
+// multiResult reports whether a message (a tool message) carries two or
 // more tool results.
 function multiResult(m) {
-  return m !== null && typeof m === "object" && m.role === "tool" && Array.isArray(m.blocks) &&
+  return m !== null && typeof m === "object" && Array.isArray(m.blocks) &&
     m.blocks.filter((b) => b && b.type === "toolResult").length >= 2;
 }
 
