@@ -68,3 +68,26 @@ func TestNodeAdapterRefusesNothingByDefault(t *testing.T) {
 		t.Fatalf("note %q", r.Note)
 	}
 }
+
+// The checks the adapter's create result opens — the source hook and the
+// declared privacy configuration — run and pass rather than skip, and a
+// live completion after cancelled ones reaches the transport once.
+func TestNodeAdapterRunsTheSourceAndPrivacyChecks(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the Node.js example adapter is not run")
+	}
+	ids := []string{conformance.CheckSourceAppend, conformance.CheckSourceRevision, conformance.CheckSourceCorrupt,
+		conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckCancellation}
+	factory := bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs"}, Stderr: os.Stderr,
+		Options: bridge.Options{CallTimeout: time.Minute}})
+	report := conformance.RunChecks(context.Background(), factory, conformance.WithChecks(ids...), conformance.WithCallTimeout(time.Minute))
+	if len(report.Checks) != len(ids) || len(report.Problems) != 0 {
+		t.Fatalf("%d checks ran, problems %v; want %d", len(report.Checks), report.Problems, len(ids))
+	}
+	for _, r := range report.Checks {
+		if r.Status != conformance.StatusPass {
+			t.Errorf("%s: %s %s %+v", r.ID, r.Status, r.SkipReason, r.Failure)
+		}
+	}
+}
