@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 // A complete runtime-adapter-v1 adapter in Node.js, speaking
 // runtime-adapter-bridge-v1 over stdin/stdout with the standard library
-// only. It keeps each instance's history in memory, exactly as the fixture
-// gives it, and implements tool atomic grouping, capability negotiation and
-// a simple privacy sanitiser itself.
+// only. It keeps each instance's history in memory, as serialised records of
+// the fixture's messages, and implements tool atomic grouping, capability
+// negotiation and the privacy engine of SPEC §8 itself.
 //
 //   go run ./cmd/adapterkit conform --exec "node examples/node-adapter/adapter.mjs"
 //
 // With --embeddings every instance also has a deterministic local embedding
 // port (SHA-256 digests), declared at create and reached by embed requests.
+// With --refuse multi-result it refuses, as unrepresentable, a history
+// holding a tool message with two or more results. With
+// --sanitize-vectors FILE it serves no bridge and prints the sanitiser's
+// result for each vector of FILE.
 
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
