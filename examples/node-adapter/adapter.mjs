@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 // A complete runtime-adapter-v1 adapter in Node.js, speaking
 // runtime-adapter-bridge-v1 over stdin/stdout with the standard library
-// only. It keeps each instance's history in memory, exactly as the fixture
-// gives it, and implements tool atomic grouping, capability negotiation and
-// a simple privacy sanitiser itself.
+// only. It keeps each instance's history in memory, as serialised records of
+// the fixture's messages, and implements tool atomic grouping, capability
+// negotiation and the privacy engine of SPEC §8 itself.
 //
 //   go run ./cmd/adapterkit conform --exec "node examples/node-adapter/adapter.mjs"
 //
 // With --embeddings every instance also has a deterministic local embedding
 // port (SHA-256 digests), declared at create and reached by embed requests.
+// With --refuse multi-result it refuses, as unrepresentable, a history
+// holding a tool message with two or more results. With
+// --sanitize-vectors FILE it serves no bridge and prints the sanitiser's
+// result for each vector of FILE.
 
 import { createHash } from "node:crypto";
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -21,7 +25,13 @@ const CONTRACT = "runtime-adapter-v1";
 const SCHEMA = "runtime-history-v1";
 const CAPABILITY_IDS = ["compaction", "provider-continuation", "embeddings", "local-kv-reuse"];
 const MAX_DIAGNOSTICS = 100;
-const EMBEDDINGS = process.argv.slice(2).includes("--embeddings");
+const ARGS = process.argv.slice(2);
+const EMBEDDINGS = ARGS.includes("--embeddings");
+// --refuse multi-result: the runtime cannot hold a tool message carrying two
+// or more tool results, and refuses such a history at create.
+const REFUSE_MULTI_RESULT = ARGS.some((a, i) => a === "--refuse" && ARGS[i + 1] === "multi-result");
+// --sanitize-vectors FILE: sanitise each vector's payload and print the results.
+const VECTORS_FILE = ARGS.includes("--sanitize-vectors") ? ARGS[ARGS.indexOf("--sanitize-vectors") + 1] : undefined;
 // The embedding port: its identity, and the most texts one embed request
 // may carry (the harness splits longer inputs).
 const EMBEDDING_PORT = { provider: "node-example-adapter", model: "sha256-16", dimensions: 16, destination: "local", maxBatch: 2 };
@@ -36,6 +46,7 @@ class AdapterError extends Error {
 }
 
 let helloDone = false;
+let served = Promise.resolve();
 let nextId = 0;
 const pending = new Map();
 
@@ -62,31 +73,38 @@ async function dispatch(msg) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on("line", (line) => {
-  if (line.trim() === "") return;
-  let msg;
-  try {
-    msg = JSON.parse(line);
-  } catch {
-    // The harness broke the protocol: say so on stderr (never the line) and stop.
-    process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
-    process.exit(2);
-  }
-  if (typeof msg.method === "string") {
-    dispatch(msg);
-    return;
-  }
-  const waiter = pending.get(msg.id);
-  if (!waiter) return;
-  pending.delete(msg.id);
-  if (msg.error) waiter.reject(new AdapterError(msg.error.code, msg.error.message));
-  else waiter.resolve(msg.result);
-});
-lines.on("close", () => {
-  for (const inst of instances.values()) rmSync(inst.dir, { recursive: true, force: true });
-  process.exit(0);
-});
+if (VECTORS_FILE === undefined) serve();
+
+function serve() {
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    if (line.trim() === "") return;
+    let msg;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      // The harness broke the protocol: say so on stderr (never the line) and stop.
+      process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
+      process.exit(2);
+    }
+    if (typeof msg.method === "string") {
+      // Requests are served one at a time, in arrival order, as a
+      // single-threaded runtime would: an answer is sent only after every
+      // earlier request, transport callbacks included, has finished.
+      served = served.then(() => dispatch(msg));
+      return;
+    }
+    const waiter = pending.get(msg.id);
+    if (!waiter) return;
+    pending.delete(msg.id);
+    if (msg.error) waiter.reject(new AdapterError(msg.error.code, msg.error.message));
+    else waiter.resolve(msg.result);
+  });
+  lines.on("close", () => {
+    for (const inst of instances.values()) rmSync(inst.dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
 
 // ---- instances -------------------------------------------------------------
 
@@ -123,13 +141,14 @@ async function handle(method, params) {
     case "create": {
       const fx = params.fixture;
       if (!fx || !Array.isArray(fx.messages)) throw new AdapterError("invalid-params", "create needs a fixture");
+      if (REFUSE_MULTI_RESULT && fx.messages.some(multiResult)) throw new AdapterError("unrepresentable", "tool message with two results");
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "node-adapter-")));
       const id = `node-${++nextInstance}`;
       instances.set(id, {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
-        messages: fx.messages, closed: false, diagnostics: [], cache: null,
+        store: fx.messages.map((m) => JSON.stringify(m)), closed: false, diagnostics: [], cache: null,
       });
-      const result = { instance: id, expectedProjectRoot: dir };
+      const result = { instance: id, expectedProjectRoot: dir, source: true, privacyConfig: PRIVACY_CONFIG };
       if (EMBEDDINGS) result.embeddingPort = EMBEDDING_PORT;
       return result;
     }
@@ -180,6 +199,20 @@ async function handle(method, params) {
       if (!Array.isArray(texts) || !texts.every((t) => typeof t === "string")) throw new AdapterError("invalid-params", "embed needs texts");
       if (texts.length > EMBEDDING_PORT.maxBatch) throw new AdapterError("invalid-params", "more texts than the port's maxBatch");
       return texts.map(embed);
+    }
+    case "sourceAppend": {
+      const inst = open(params);
+      const m = params.message;
+      if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceAppend needs a message");
+      inst.store.push(JSON.stringify(m));
+      inst.cache = null;
+      return null;
+    }
+    case "sourceCorrupt": {
+      const inst = open(params);
+      inst.store.push("{\"id\":");
+      inst.cache = null;
+      return null;
     }
     case "shutdown": {
       const inst = instance(params);
@@ -315,15 +348,41 @@ function stableJSON(v) {
   return JSON.stringify(v);
 }
 
+// readStore decodes the instance's canonical store, one JSON record per
+// message; a record that does not decode is an adapter error, recorded as a
+// diagnostic (metadata only).
+function readStore(inst) {
+  try {
+    return inst.store.map((line) => {
+      const m = JSON.parse(line);
+      if (m === null || typeof m !== "object" || !Array.isArray(m.blocks)) throw new Error("not a message");
+      return m;
+    });
+  } catch {
+    record(inst, "canonical-history-read-failed", "error", "The canonical history store could not be read");
+    throw new AdapterError("adapter-error", "canonical history store is unreadable");
+  }
+}
+
 function snapshot(inst, rebuild) {
   if (rebuild) inst.cache = null;
   if (inst.cache) return inst.cache;
-  const revision = sha256(stableJSON({ runtimeId: inst.runtimeId, sessionId: inst.sessionId, projectRoot: inst.dir, messages: inst.messages }));
+  const messages = readStore(inst);
+  // The revision digests the store's serialised records, so it changes
+  // exactly when the stored content does.
+  const revision = sha256(stableJSON({ runtimeId: inst.runtimeId, sessionId: inst.sessionId, projectRoot: inst.dir, records: inst.store }));
   inst.cache = {
     schemaVersion: SCHEMA, runtimeId: inst.runtimeId, sessionId: inst.sessionId, revision,
-    projectRoot: inst.dir, messages: inst.messages, toolAtomicGroups: buildToolAtomicGroups(inst.messages),
+    projectRoot: inst.dir, messages, toolAtomicGroups: buildToolAtomicGroups(messages),
   };
   return inst.cache;
+}
+
+// multiResult reports whether a message (a tool message) carries two or
+// more tool results.
+function multiResult(m) {
+  return m !== null && typeof m === "object" && Array.isArray(m.blocks) &&
+    m.blocks.filter((b) => b && b.type === "toolResult").length >= 2;
 }
 
 // buildToolAtomicGroups joins every tool call with its results (and calls
@@ -387,37 +446,96 @@ function buildToolAtomicGroups(messages) {
 
 // ---- privacy ---------------------------------------------------------------
 
-const LOCAL_PROVIDERS = ["ollama", "llama-cpp", "lmstudio"];
+// The adapter's privacy configuration: SPEC §8's reference default, declared
+// at create so the harness can compare this engine with the reference one.
+const PRIVACY_CONFIG = {
+  enabled: true, defaultClassification: "normal", localProviders: ["ollama", "llama-cpp", "lmstudio"],
+  remoteDefaultAllowed: ["normal", "internal"], remoteProviders: {}, redactSecrets: true,
+};
 const CLASSES = ["normal", "internal", "sensitive", "local-only"];
-const REMOTE_ALLOWED = ["normal", "internal"];
+const rank = (c) => CLASSES.indexOf(c);
+const maxClass = (a, b) => (rank(a) >= rank(b) ? a : b);
+const normaliseProvider = (name) => name.trim().toLowerCase();
 
-// enforce sanitises every string (and member name) of the payload: marked
-// segments whose class the destination may not see become placeholders, and
-// for a remote destination credentials and secrets are redacted. A payload
-// the harness could not encode fails closed.
-function enforce(params) {
-  if (params.payloadUninspectable === true) throw new Error("payload cannot be inspected");
-  const provider = params.provider;
-  const local = LOCAL_PROVIDERS.includes(provider.trim().toLowerCase());
-  const allowed = local ? CLASSES : REMOTE_ALLOWED;
-  const counts = { changed: false, blockedBlocks: 0, secretRedactions: 0 };
-  const text = (s) => sanitiseText(s, allowed, !local, counts);
-  const walk = (v) => {
-    if (typeof v === "string") return text(v);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v !== null && typeof v === "object") {
-      const out = {};
-      for (const [k, x] of Object.entries(v)) out[text(k)] = walk(x);
-      return out;
-    }
-    return v;
-  };
-  const payload = walk(params.payload ?? null);
-  return { provider, destination: local ? "local" : "remote", payload, ...counts };
+// policy resolves a provider under a configuration: its destination and
+// the classes it may see.
+function policy(cfg, provider) {
+  const name = normaliseProvider(provider);
+  if (cfg.localProviders.some((p) => normaliseProvider(p) === name)) return { destination: "local", allowed: CLASSES };
+  for (const [p, classes] of Object.entries(cfg.remoteProviders ?? {})) {
+    if (normaliseProvider(p) === name) return { destination: "remote", allowed: classes };
+  }
+  return { destination: "remote", allowed: cfg.remoteDefaultAllowed };
 }
 
-const PAIR = /(\\?)\[ds4:([a-z-]+)\]([\s\S]*?)\[\/ds4:\2\]/gi;
-const LEADING = /^\s*\[ds4:([a-z-]+)\]\s*/i;
+// enforce sanitises the bridge's payload under the adapter's configuration.
+// A payload the harness could not encode fails closed.
+function enforce(params) {
+  if (params.payloadUninspectable === true) throw new Error("payload cannot be inspected");
+  const r = sanitizePayload(PRIVACY_CONFIG, params.provider, params.payload ?? null);
+  return { provider: params.provider, destination: r.destination, payload: r.value, changed: r.changed, blockedBlocks: r.blockedBlocks, secretRedactions: r.secretRedactions };
+}
+
+// markerAt reads a marker tag starting at the '[' at i, or returns null.
+function markerAt(s, i) {
+  let j = i + 1;
+  let closing = false;
+  if (s[j] === "/") { closing = true; j++; }
+  if (asciiLower(s.slice(j, j + 4)) !== "ds4:") return null;
+  j += 4;
+  for (const c of CLASSES) {
+    if (asciiLower(s.slice(j, j + c.length)) === c && s[j + c.length] === "]") {
+      return { start: i, end: j + c.length + 1, cls: c, closing };
+    }
+  }
+  return null;
+}
+
+// asciiLower folds ASCII letters only, as marker classes compare.
+function asciiLower(s) {
+  return s.replace(/[A-Z]/g, (c) => String.fromCharCode(c.charCodeAt(0) + 32));
+}
+
+// findMarkers lists the unescaped markers of s in order; a '[' preceded by
+// a backslash is never a marker.
+function findMarkers(s) {
+  const out = [];
+  for (let i = 0; ;) {
+    const k = s.indexOf("[", i);
+    if (k < 0) return out;
+    i = k;
+    if (i > 0 && s[i - 1] === "\\") { i++; continue; }
+    const m = markerAt(s, i);
+    if (m) {
+      out.push(m);
+      i = m.end;
+      continue;
+    }
+    i++;
+  }
+}
+
+const hasMarker = (s) => findMarkers(s).length > 0;
+
+// findPairs pairs each opening marker with the nearest following close of
+// its class; the markers in between belong to the pair's content.
+function findPairs(ms) {
+  const pairs = [];
+  for (let i = 0; i < ms.length; i++) {
+    if (ms[i].closing) continue;
+    let j = i + 1;
+    while (j < ms.length && !(ms[j].closing && ms[j].cls === ms[i].cls)) j++;
+    if (j === ms.length) continue;
+    pairs.push({ open: ms[i], close: ms[j] });
+    i = j;
+  }
+  return pairs;
+}
+
+function placeholder(cls) {
+  return `[DS4 ${cls} content excluded by privacy policy]`;
+}
+
 const SECRETS = [
   [/-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----[\s\S]*?-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----/g, () => "[DS4 REDACTED PRIVATE KEY]"],
   [/\b(?:sk-(?:ant-)?[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{12,}|AKIA[0-9A-Z]{16})\b/g, () => "[DS4 REDACTED CREDENTIAL]"],
@@ -425,40 +543,159 @@ const SECRETS = [
   [/\b(api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|password)(\s*[:=]\s*)(["']?)[^\s,"';}\]]{4,}\3/gi, (_, k, sep, q) => `${k}${sep}${q}[DS4 REDACTED SECRET]${q}`],
 ];
 
-function placeholder(cls) {
-  return `[DS4 ${cls} content excluded by privacy policy]`;
-}
-
-function sanitiseText(s, allowed, remote, counts) {
+// sanitizeText applies §8's text rules under the sanitiser z, adding to its stats.
+function sanitizeText(z, s) {
+  const st = z.st;
+  st.cls = maxClass(st.cls, z.def);
   if (s === "") return s;
-  let out = s;
-  let applied = false;
-  const visible = (cls, content) => {
-    const c = cls.toLowerCase();
-    if (allowed.includes(c) || !CLASSES.includes(c)) return content;
-    counts.blockedBlocks++;
+  const ms = findMarkers(s);
+  const pairs = findPairs(ms);
+  const allows = (c) => z.allowed.includes(c);
+  const segment = (text, c, always) => {
+    st.cls = maxClass(st.cls, c);
+    if (text === "" && !always) return "";
+    if (allows(c)) return text;
+    st.blocked++;
     return placeholder(c);
   };
-  out = out.replace(PAIR, (match, escape, cls, content) => {
-    if (escape) return match;
+  let out;
+  let applied = false;
+  if (pairs.length > 0) {
     applied = true;
-    return visible(cls, content);
-  });
-  if (!applied) {
-    const m = LEADING.exec(out);
-    if (m) {
-      applied = true;
-      out = visible(m[1], out.slice(m[0].length));
+    out = "";
+    let pos = 0;
+    for (const p of pairs) {
+      out += segment(s.slice(pos, p.open.start), z.def, false);
+      out += segment(s.slice(p.open.end, p.close.start), maxClass(z.def, p.open.cls), true);
+      pos = p.close.end;
     }
+    out += segment(s.slice(pos), z.def, false);
+  } else if (ms.length > 0 && !ms[0].closing && s.slice(0, ms[0].start).trimStart() === "") {
+    applied = true;
+    out = segment(s.slice(ms[0].end).trimStart(), maxClass(z.def, ms[0].cls), true);
+  } else if (allows(z.def)) {
+    out = s;
+  } else {
+    out = placeholder(z.def);
+    st.blocked++;
   }
-  if (remote) {
+  if (z.redact) {
     for (const [re, fn] of SECRETS) {
       out = out.replace(re, (...args) => {
-        counts.secretRedactions++;
+        st.redactions++;
         return fn(...args);
       });
     }
   }
-  if (applied || out !== s) counts.changed = true;
+  if (applied || out !== s) st.changed = true;
   return out;
+}
+
+const STRUCTURAL_KEYS = new Set(["api", "id", "model", "name", "role", "stopreason", "stop_reason", "toolcallid", "tool_call_id", "type"]);
+const CONTENT_KEYS = new Set(["arguments", "content", "contents", "context", "description", "input", "instructions", "messages",
+  "metadata", "parts", "prompt", "requestmetadata", "system", "system_instruction", "systeminstruction",
+  "systemprompt", "text", "thinking", "toolconfig", "tools"]);
+const KEY_OTHER = 0;
+const KEY_STRUCTURAL = 1;
+const KEY_CONTENT = 2;
+
+function classifyKey(name) {
+  const k = name.toLowerCase();
+  if (STRUCTURAL_KEYS.has(k)) return KEY_STRUCTURAL;
+  if (CONTENT_KEYS.has(k)) return KEY_CONTENT;
+  return KEY_OTHER;
+}
+
+// markerFloor checks the marker structure across every string value in walk
+// order and returns the floor it raises, or "" when the structure is sound.
+function markerFloor(root) {
+  let floor = "";
+  let open = "";
+  let openIn = -1;
+  let idx = 0;
+  const raise = (...cs) => { for (const c of cs) floor = floor === "" ? c : maxClass(floor, c); };
+  const walk = (v) => {
+    if (typeof v === "string") {
+      for (const m of findMarkers(v)) {
+        if (!m.closing) {
+          if (open !== "") raise(open, m.cls);
+          open = m.cls;
+          openIn = idx;
+        } else if (open === "") {
+          raise(m.cls);
+        } else if (open !== m.cls) {
+          raise(open, m.cls);
+          open = "";
+        } else {
+          if (openIn !== idx) raise(m.cls);
+          open = "";
+        }
+      }
+      idx++;
+    } else if (Array.isArray(v)) {
+      v.forEach(walk);
+    } else if (v !== null && typeof v === "object") {
+      for (const k of Object.keys(v)) walk(v[k]);
+    }
+  };
+  walk(root);
+  if (open !== "") raise(open);
+  return floor;
+}
+
+function defineMember(obj, name, value) {
+  Object.defineProperty(obj, name, { value, enumerable: true, writable: true, configurable: true });
+}
+
+// sanitizePayload is SPEC §8's payload sanitisation of a JSON value (as
+// JSON.parse gives it, so keys walk in JavaScript property order).
+function sanitizePayload(cfg, provider, payload) {
+  const { destination, allowed } = policy(cfg, provider);
+  if (!cfg.enabled) {
+    return { value: payload, classification: cfg.defaultClassification, changed: false, blockedBlocks: 0, secretRedactions: 0, destination };
+  }
+  const floor = markerFloor(payload);
+  const def = floor === "" ? cfg.defaultClassification : maxClass(cfg.defaultClassification, floor);
+  const z = { allowed, def, redact: cfg.redactSecrets && destination === "remote", st: { cls: def, changed: false, blocked: 0, redactions: 0 } };
+  const value = (v, key, ctx) => {
+    if (typeof v === "string") return (ctx && key !== KEY_STRUCTURAL) || hasMarker(v) ? sanitizeText(z, v) : v;
+    if (Array.isArray(v)) return v.map((item) => value(item, key, ctx));
+    if (v !== null && typeof v === "object") return object(v, ctx);
+    return v;
+  };
+  const object = (obj, ctx) => {
+    const out = {};
+    const names = new Set();
+    Object.keys(obj).forEach((orig, idx) => {
+      const kc = classifyKey(orig);
+      let name = orig;
+      if ((ctx && kc === KEY_OTHER) || hasMarker(name)) name = sanitizeText(z, name);
+      const child = value(obj[orig], kc, ctx || kc === KEY_CONTENT);
+      while (names.has(name)) name += `_${idx}`;
+      names.add(name);
+      defineMember(out, name, child);
+    });
+    return out;
+  };
+  const result = value(payload, KEY_OTHER, false);
+  return { value: result, classification: z.st.cls, changed: z.st.changed, blockedBlocks: z.st.blocked, secretRedactions: z.st.redactions, destination };
+}
+
+// ---- sanitiser vectors -------------------------------------------------------
+
+// With --sanitize-vectors FILE the adapter serves no bridge: it reads the
+// JSON Lines vectors ({name, input:{config, provider, payload}}) and prints,
+// one line each, {name, output} with the sanitiser's result, so a test can
+// compare it with the vector's expected output.
+if (VECTORS_FILE !== undefined) {
+  if (!VECTORS_FILE) {
+    process.stderr.write("node-example-adapter: --sanitize-vectors needs a file\n");
+    process.exit(2);
+  }
+  for (const line of readFileSync(VECTORS_FILE, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    const v = JSON.parse(line);
+    const { config, provider, payload } = v.input;
+    process.stdout.write(JSON.stringify({ name: v.name, output: sanitizePayload(config, provider, payload) }) + "\n");
+  }
 }

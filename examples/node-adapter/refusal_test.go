@@ -1,0 +1,93 @@
+package nodeadapter_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ds4context/adapterkit/bridge"
+	"github.com/ds4context/adapterkit/contract/conformance"
+)
+
+const refusalReason = "tool message with two results"
+
+// runProjection runs the projection check against the Node.js adapter
+// started with args, over histories generated from a fixed seed.
+func runProjection(t *testing.T, args ...string) conformance.Result {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the Node.js example adapter is not run")
+	}
+	check, ok := conformance.CheckByID(conformance.CheckProjection)
+	if !ok {
+		t.Fatalf("no check %q", conformance.CheckProjection)
+	}
+	factory := bridge.NewFactory(bridge.ExecConfig{Path: node, Args: append([]string{"adapter.mjs"}, args...), Stderr: os.Stderr,
+		Options: bridge.Options{CallTimeout: time.Minute}})
+	return check.Run(context.Background(), factory, conformance.WithSeed(7), conformance.WithHistories(40),
+		conformance.WithCallTimeout(time.Minute))
+}
+
+// With --refuse multi-result the adapter refuses every generated history
+// holding a tool message with two results; the projection check counts the
+// refusals by their reason, shows them in its note, and still passes, since
+// fewer than half of the histories were refused.
+func TestNodeAdapterRefusalsAreCounted(t *testing.T) {
+	r := runProjection(t, "--refuse", "multi-result")
+	if r.Status != conformance.StatusPass {
+		t.Fatalf("projection %s: %+v", r.Status, r.Failure)
+	}
+	n := r.Refusals[refusalReason]
+	if n == 0 || len(r.Refusals) != 1 {
+		t.Fatalf("refusals %v, want some for %q only", r.Refusals, refusalReason)
+	}
+	if 2*n > 40 {
+		t.Fatalf("%d of 40 histories refused, want at most half", n)
+	}
+	want := fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d %s", 40-n, n, n, refusalReason)
+	if r.Note != want {
+		t.Fatalf("note %q, want %q", r.Note, want)
+	}
+}
+
+// Without the flag the same histories are all projected.
+func TestNodeAdapterRefusesNothingByDefault(t *testing.T) {
+	r := runProjection(t)
+	if r.Status != conformance.StatusPass {
+		t.Fatalf("projection %s: %+v", r.Status, r.Failure)
+	}
+	if len(r.Refusals) != 0 || strings.Contains(r.Note, "refused") {
+		t.Fatalf("refusals %v, note %q: want none", r.Refusals, r.Note)
+	}
+	if r.Note != "40 generated histories: 40 projected faithfully" {
+		t.Fatalf("note %q", r.Note)
+	}
+}
+
+// The checks the adapter's create result opens — the source hook and the
+// declared privacy configuration — run and pass rather than skip, and a
+// live completion after cancelled ones reaches the transport once.
+func TestNodeAdapterRunsTheSourceAndPrivacyChecks(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not on PATH: the Node.js example adapter is not run")
+	}
+	ids := []string{conformance.CheckSourceAppend, conformance.CheckSourceRevision, conformance.CheckSourceCorrupt,
+		conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckCancellation}
+	factory := bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs"}, Stderr: os.Stderr,
+		Options: bridge.Options{CallTimeout: time.Minute}})
+	report := conformance.RunChecks(context.Background(), factory, conformance.WithChecks(ids...), conformance.WithCallTimeout(time.Minute))
+	if len(report.Checks) != len(ids) || len(report.Problems) != 0 {
+		t.Fatalf("%d checks ran, problems %v; want %d", len(report.Checks), report.Problems, len(ids))
+	}
+	for _, r := range report.Checks {
+		if r.Status != conformance.StatusPass {
+			t.Errorf("%s: %s %s %+v", r.ID, r.Status, r.SkipReason, r.Failure)
+		}
+	}
+}
