@@ -261,7 +261,7 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	t.Logf("verify-release %s: exit %d\n%s", good.Version, code, out)
 	if code != exitPass || !strings.Contains(out, "registry pin "+registryPin+": equal to this build's\n") ||
 		!strings.Contains(out, "contract constants: equal to this build's\n") ||
-		!strings.Contains(out, "reference adapter (in process)") ||
+		!strings.Contains(out, "ds4-context-reference-adapter-go (in process)") ||
 		!strings.HasSuffix(out, modulePath+"@"+good.Version+": the compatibility boundary holds\n") {
 		t.Errorf("verify-release %s: exit %d\nstdout:\n%s\nstderr:\n%s", good.Version, code, out, errOut)
 	}
