@@ -409,3 +409,23 @@ func describe(h []contract.Message) string {
 	}
 	return b.String()
 }
+
+// Apply never writes through what the snapshot shared with another: a
+// shallow copy taken before keeps every message and group as they were.
+func TestApplyDoesNotWriteThroughSharedValues(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := gen.Snapshot().Draw(t, "snapshot")
+		before := contract.CloneSnapshot(&s)
+		shallow := s // shares every slice and block with s
+		m := gen.Mutations[rapid.IntRange(0, len(gen.Mutations)-1).Draw(t, "mutation")]
+		m.ApplyAt(&s, rapid.IntRange(0, 7).Draw(t, "target"))
+		got, err := contract.AppendSnapshotJSON(nil, &shallow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := contract.AppendSnapshotJSON(nil, &before)
+		if string(got) != string(want) {
+			t.Fatalf("mutation %s wrote through a value the snapshot shared", m.Name)
+		}
+	})
+}

@@ -23,11 +23,11 @@ type Mutation struct {
 	apply func(s *contract.HistorySnapshot, at int) bool
 }
 
-// Apply applies the mutation to s in place, to its first eligible target,
-// and reports whether it applied (false leaves s unchanged: the snapshot has
-// nothing the mutation can break, for example no tool group). It replaces
-// blocks and slices rather than writing through them, yet callers that keep
-// the original should pass a contract.CloneSnapshot.
+// Apply applies the mutation to s, to its first eligible target, and
+// reports whether it applied (false leaves s unchanged: the snapshot has
+// nothing the mutation can break, for example no tool group). It first
+// gives s a deep copy of everything it holds, so nothing s shared with
+// another snapshot — messages, blocks, groups — is written through.
 func (m Mutation) Apply(s *contract.HistorySnapshot) bool { return m.ApplyAt(s, 0) }
 
 // ApplyAt is Apply with the at-th eligible target (counted modulo the
@@ -37,6 +37,7 @@ func (m Mutation) ApplyAt(s *contract.HistorySnapshot, at int) bool {
 	if m.apply == nil {
 		return false
 	}
+	*s = contract.CloneSnapshot(s)
 	return m.apply(s, max(at, 0))
 }
 
