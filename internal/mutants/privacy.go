@@ -55,7 +55,7 @@ var privacyCatalogue = []Mutant{
 	},
 	{
 		Name: "sends-empty-payload", Breaks: "sanitisation withholds only what the policy blocks",
-		Fails: all(conformance.CheckConcurrency, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CheckCancellation, conformance.CheckConcurrency, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
 		port:  leakyPort,
 		wrap:  leaky(dropEverything, nil),
 	},
