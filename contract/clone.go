@@ -1,6 +1,9 @@
 package contract
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // The Clone functions make deep copies: strings are immutable in Go and are
 // shared; everything reachable through a pointer, slice or raw JSON value is
@@ -137,12 +140,20 @@ func CloneMessages(msgs []Message) []Message {
 	if msgs == nil {
 		return nil
 	}
-	out := make([]Message, len(msgs))
+	return AppendClones(make([]Message, 0, len(msgs)), msgs...)
+}
+
+// AppendClones appends deep copies of msgs to dst and returns the extended
+// slice, growing it as append does. A caller that keeps spare capacity in
+// dst copies a longer history without moving what is already there.
+func AppendClones(dst []Message, msgs ...Message) []Message {
+	dst = slices.Grow(dst, len(msgs))
+	out := dst[len(dst) : len(dst)+len(msgs)]
 	var c cloner
 	for i := range msgs {
 		c.message(&out[i], &msgs[i])
 	}
-	return out
+	return dst[:len(dst)+len(msgs)]
 }
 
 // CloneGroups returns a deep copy of groups.

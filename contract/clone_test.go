@@ -76,3 +76,46 @@ func TestCloneKeepsNil(t *testing.T) {
 		t.Fatal("nil slices must stay nil")
 	}
 }
+
+// AppendClones appends deep copies in place when dst has room, grows dst
+// as append does when it has not, and leaves what dst held untouched.
+func TestPropertyAppendClones(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		head := gen.Snapshot().Draw(t, "head").Messages
+		tail := gen.Snapshot().Draw(t, "tail").Messages
+		room := rapid.IntRange(0, 4).Draw(t, "room")
+		dst := contract.AppendClones(make([]contract.Message, 0, len(head)+room), head...)
+		first := dst[:len(dst):len(dst)]
+		out := contract.AppendClones(dst, tail...)
+		if !reflect.DeepEqual(out, append(append([]contract.Message{}, head...), tail...)) {
+			t.Fatal("appended clones differ from the originals")
+		}
+		if fits, moved := len(tail) <= room, len(head) > 0 && &out[0] != &dst[0]; len(head) > 0 && fits == moved {
+			t.Fatalf("moved %v with room for %d and %d appended", moved, room, len(tail))
+		}
+		if !reflect.DeepEqual(first, head) {
+			t.Fatal("appending changed the messages dst held")
+		}
+		for i := range out[len(head):] {
+			out[len(head)+i].ID += "x"
+			if !reflect.DeepEqual(out[len(head)+i].Blocks, tail[i].Blocks) {
+				t.Fatal("blocks differ")
+			}
+			for _, b := range out[len(head)+i].Blocks {
+				if tb, ok := b.(*contract.TextBlock); ok {
+					tb.Text += "x"
+				}
+			}
+		}
+		for i, m := range tail {
+			for k, b := range m.Blocks {
+				if tb, ok := b.(*contract.TextBlock); ok && tb == out[len(head)+i].Blocks[k] {
+					t.Fatal("a block is shared with the original")
+				}
+			}
+		}
+	})
+	if contract.AppendClones(nil) != nil {
+		t.Fatal("appending nothing to nil must stay nil")
+	}
+}

@@ -388,7 +388,10 @@ func startCopy(c *cached) *pendingCopy {
 	}
 	p := &pendingCopy{from: c, done: make(chan struct{})}
 	go func() {
-		p.msgs, p.groups = contract.CloneMessages(c.messages), contract.CloneGroups(c.groups)
+		// Room for the messages a runtime appends between two snapshots,
+		// so that adding their copies does not move this one.
+		room := make([]contract.Message, 0, len(c.messages)+max(64, len(c.messages)/64))
+		p.msgs, p.groups = contract.AppendClones(room, c.messages...), contract.CloneGroups(c.groups)
 		close(p.done)
 	}()
 	return p
@@ -404,7 +407,7 @@ func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, [
 	if p.from == next {
 		return p.msgs, p.groups
 	}
-	msgs := append(p.msgs, contract.CloneMessages(next.messages[len(p.from.messages):])...)
+	msgs := contract.AppendClones(p.msgs, next.messages[len(p.from.messages):]...)
 	groups := p.groups
 	if len(next.groups) != len(p.from.groups) || len(next.groups) > 0 && &next.groups[0] != &p.from.groups[0] {
 		groups = contract.CloneGroups(next.groups)
