@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 )
@@ -218,8 +219,22 @@ func (d *decoder) strings(name string) ([]string, error) {
 	return out, nil
 }
 
+// decoders keeps decoders between documents, so that decoding a long
+// history allocates neither a scanner, nor its table of member names, nor a
+// path for every message. A decoder holds no part of a document once
+// decodeWith returns: the scanner's names are owned strings, and what is
+// decoded is copied out of the document.
+var decoders = sync.Pool{New: func() any { return &decoder{s: jsonw.NewScanner(nil)} }}
+
 func decodeWith(path string, data []byte, fn func(d *decoder) error) error {
-	d := &decoder{s: jsonw.NewScanner(data)}
+	d := decoders.Get().(*decoder)
+	defer func() {
+		d.s.Release()
+		d.path = d.path[:0]
+		decoders.Put(d)
+	}()
+	d.s.Reset(data)
+	d.path = d.path[:0]
 	d.push(path)
 	if err := fn(d); err != nil {
 		return d.fail(err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -59,6 +60,55 @@ func TestPropertySnapshotJSONRoundTrip(t *testing.T) {
 		}
 		if back, err := contract.AppendSnapshotJSON(nil, &std); err != nil || !bytes.Equal(back, data) {
 			t.Fatalf("encoding/json round trip changed the snapshot's JSON (%v)", err)
+		}
+	})
+}
+
+// Decoders are kept for reuse between documents. What a decode returns
+// shares nothing with its document or with any later decode: messages
+// decoded on many goroutines at once, each document overwritten as soon as
+// it is decoded, still equal their originals.
+func TestPropertyDecodesShareNothing(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		msgs := rapid.SliceOfN(gen.Message("rt", "s"), 1, 8).Draw(t, "messages")
+		docs := make([][]byte, len(msgs))
+		for i := range msgs {
+			var err error
+			if docs[i], err = contract.AppendMessageJSON(nil, &msgs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		const workers = 4
+		got := make([][]contract.Message, workers)
+		errs := make([]error, workers)
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() {
+				for k := range msgs {
+					i := (k + w) % len(msgs)
+					doc := bytes.Clone(docs[i])
+					m, err := contract.DecodeMessage(doc)
+					if err != nil {
+						errs[w] = err
+						return
+					}
+					for j := range doc {
+						doc[j] = '"'
+					}
+					got[w] = append(got[w], m)
+				}
+			})
+		}
+		wg.Wait()
+		for w := range workers {
+			if errs[w] != nil {
+				t.Fatal(errs[w])
+			}
+			for k, m := range got[w] {
+				if !reflect.DeepEqual(m, msgs[(k+w)%len(msgs)]) {
+					t.Fatalf("worker %d, decode %d: the message changed after later decodes", w, k)
+				}
+			}
 		}
 	})
 }

@@ -83,6 +83,19 @@ func NewScanner(data []byte) *Scanner { return &Scanner{data: data} }
 // Reset points the scanner at new data, keeping its buffers.
 func (s *Scanner) Reset(data []byte) { s.data, s.pos = data, 0 }
 
+// maxKeptScratch bounds the unescape buffer Release keeps.
+const maxKeptScratch = 64 << 10
+
+// Release lets go of the scanner's data and of an unescape buffer grown
+// past 64 KiB, before the scanner is kept for reuse. The table of member
+// names stays: it holds only owned strings, never parts of data.
+func (s *Scanner) Release() {
+	s.data, s.pos = nil, 0
+	if cap(s.scratch) > maxKeptScratch {
+		s.scratch = nil
+	}
+}
+
 // Offset is the scanner's current byte offset.
 func (s *Scanner) Offset() int { return s.pos }
 
