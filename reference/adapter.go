@@ -229,7 +229,7 @@ func (a *Adapter) snapshot(ctx context.Context, rebuild bool) (contract.HistoryS
 		<-a.loading
 		return contract.HistorySnapshot{}, ErrClosed
 	}
-	// While the file is read and hashed, copy the cached history for the
+	// While the file is read and compared, copy the cached history for the
 	// caller: when the file is unchanged or only grew, that copy is the
 	// snapshot's prefix, and on a second processor it costs no time.
 	early := startCopy(prev)

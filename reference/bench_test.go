@@ -217,8 +217,9 @@ func BenchmarkSnapshotCold(b *testing.B) {
 }
 
 // BenchmarkSnapshotUnchanged is a snapshot of an unchanged file by an
-// adapter that has read it before: the file is hashed again, nothing is
-// decoded, and the caller gets a fresh copy.
+// adapter that has read it before: the file is read and compared with the
+// cached bytes, nothing is hashed or decoded, and the caller gets a fresh
+// copy.
 func BenchmarkSnapshotUnchanged(b *testing.B) {
 	e := benchHistory(b)
 	a := e.adapter(b)
@@ -239,8 +240,9 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 }
 
 // BenchmarkSnapshotAfterAppend appends one message through a History
-// (untimed) and then snapshots: the prefix is hashed again and compared,
-// and only the new line is decoded and validated against the id index.
+// (untimed) and then snapshots: the prefix is read and compared with the
+// cached bytes, and only the new line is hashed (resuming the cached
+// SHA-256 state), decoded and validated against the id index.
 // After a text message ("text") the groups are the cached ones; after a
 // tool call or result ("tool") the groups it touches are derived again.
 // Its floor is BenchmarkFloorReadHash.

@@ -47,10 +47,13 @@
 //
 // # Cache
 //
-// The adapter caches the last valid history. Every snapshot still streams
-// the whole file through SHA-256 — an unchanged file is proven unchanged by
-// its hash, never by its size or modification time — but the cache saves
-// all JSON decoding and validation: an unchanged file is served from the
+// The adapter caches the last valid history, with the file's bytes it was
+// read from and the SHA-256 state after them. Every snapshot still reads
+// the whole file and compares it with those bytes — an unchanged file is
+// proven unchanged byte for byte, never by its size or modification time —
+// and hashes only the bytes that follow them, so the revision is always the
+// SHA-256 of the file as read now. The cache saves that hashing and all
+// JSON decoding and validation: an unchanged file is served from the
 // cache, a file that grew with its old bytes intact (an append) has only its
 // new lines decoded, and a file changed anywhere else is parsed again from
 // scratch. New lines are validated against an index of known message and

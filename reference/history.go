@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -393,6 +395,20 @@ func readOpen(ctx context.Context, op, path string, f *os.File, fi fs.FileInfo, 
 			return nil, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 		}
 	}
+}
+
+// copyDigest returns an independent copy of d, a SHA-256 state, so that
+// hashing more bytes into the copy leaves d as it was.
+func copyDigest(d hash.Hash) (hash.Hash, error) {
+	state, err := d.(encoding.BinaryMarshaler).MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	next := sha256.New()
+	if err := next.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
+		return nil, err
+	}
+	return next, nil
 }
 
 func revisionOf(data []byte) string {

@@ -3,7 +3,6 @@ package reference
 import (
 	"context"
 	"crypto/sha256"
-	"encoding"
 	"encoding/hex"
 	"hash"
 	"io"
@@ -378,12 +377,8 @@ func (h *History) validateWhole(ctx context.Context, op string, m *contract.Mess
 	}
 	// The revision the file would have: the saved SHA-256 state resumed
 	// with the new line.
-	state, err := h.digest.(encoding.BinaryMarshaler).MarshalBinary()
+	next, err := copyDigest(h.digest)
 	if err != nil {
-		return err
-	}
-	next := sha256.New()
-	if err := next.(encoding.BinaryUnmarshaler).UnmarshalBinary(state); err != nil {
 		return err
 	}
 	next.Write(line)

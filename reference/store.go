@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"hash"
 	"io"
 	"os"
 	"slices"
@@ -18,17 +19,20 @@ import (
 // store reads one history file for an adapter and caches the last valid
 // state. It is not safe for concurrent use; the adapter serialises it.
 //
-// Every load streams the whole file through SHA-256: the revision is always
-// the hash of the bytes read now, and an unchanged file is proven unchanged
-// by its hash, never by its size or modification time alone. What the cache
-// saves is the JSON decoding and the validation:
+// Every load reads the whole file, and the revision is always the SHA-256
+// of the bytes read now. A cached state keeps the bytes it was read from
+// and the SHA-256 state after them, so an unchanged file is proven
+// unchanged by comparing it with those bytes, byte for byte — never by its
+// size or modification time — and only what follows them is hashed. What
+// the cache saves is the hashing of the known bytes, the JSON decoding and
+// the validation:
 //
-//   - same hash as the cached revision: the cached messages and groups are
-//     reused, nothing is decoded;
-//   - the file grew and its first cachedSize bytes still hash to the cached
-//     revision (an append): only the new lines are decoded, and they are
-//     validated against an index of known message and tool call ids
-//     instead of revalidating the whole history;
+//   - the same bytes as the cached state: the cached messages and groups
+//     are reused, nothing is decoded;
+//   - the file grew and its first cachedSize bytes are the cached ones (an
+//     append): only the new lines are decoded, and they are validated
+//     against an index of known message and tool call ids instead of
+//     revalidating the whole history;
 //   - anything else (a rewritten or truncated file): a cold parse.
 type store struct {
 	path   string
@@ -52,6 +56,13 @@ type cached struct {
 	// message id of its group) are built on the first tool append.
 	pos     map[string]int32
 	groupOf map[string]string
+	// data holds the file's first size bytes as they were read, in
+	// order, and digest is the SHA-256 state after them. Neither is
+	// written once the state is made; an extension appends chunks beyond
+	// data's length and works on a copy of digest. A History keeps
+	// neither.
+	data   [][]byte
+	digest hash.Hash
 }
 
 const readOp = "read"
@@ -94,7 +105,7 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 	if fi.Size() > s.limits.maxBytes {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the byte bound", nil)
 	}
-	if c := prev; c != nil && fi.Size() >= c.size {
+	if c := prev; c != nil && c.digest != nil && fi.Size() >= c.size {
 		next, suffix, err := s.extend(ctx, f, c)
 		if err != nil {
 			return nil, err
@@ -121,17 +132,19 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 		return nil, err
 	}
 	// Hash while parsing: on more than one processor the revision is free.
-	revision := make(chan string, 1)
-	go func() { revision <- revisionOf(data) }()
+	digest := sha256.New()
+	hashed := make(chan struct{})
+	go func() { digest.Write(data); close(hashed) }()
 	h, err := parseHistory(readOp, s.path, data, s.limits)
-	rev := <-revision
+	<-hashed
 	if err != nil {
 		return nil, err
 	}
 	if h.header.RuntimeID != runtimeID || h.root != trustedRoot {
 		return nil, identityError(s.path)
 	}
-	next := &cached{header: h.header, size: int64(len(data)), revision: rev, messages: h.messages}
+	next := &cached{header: h.header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil)), messages: h.messages,
+		data: [][]byte{data}, digest: digest}
 	// A cold read validates as an append of every message to an empty
 	// history: the same checks, the same fallback to the full validator.
 	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
@@ -159,24 +172,22 @@ func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string,
 	return root, nil
 }
 
-// extend hashes the first c.size bytes of f. When they still hash to
-// c.revision it reads the rest, decodes only the new lines and returns the
+// extend compares the first c.size bytes of f with c.data. When they are
+// the same it reads the rest, decodes only the new lines and returns the
 // extended (not yet validated) state and the new bytes (nil when there were
 // none). It returns a nil state when the prefix changed.
 func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []byte, error) {
 	if s.buf == nil {
 		s.buf = make([]byte, 256<<10)
 	}
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, ctxReader{ctx, io.LimitReader(f, c.size)}, s.buf)
+	same, err := samePrefix(ctx, io.LimitReader(f, c.size), c.data, s.buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	var sum [sha256.Size]byte
-	if n != c.size || hex.EncodeToString(h.Sum(sum[:0])) != c.revision {
+	if !same {
 		return nil, nil, nil
 	}
 	suffix, err := io.ReadAll(ctxReader{ctx, io.LimitReader(f, s.limits.maxBytes-c.size+1)})
@@ -201,9 +212,14 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	case len(c.messages)+bytes.Count(suffix, []byte{'\n'}) > s.limits.maxMessages:
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
 	}
-	h.Write(suffix)
-	// Appending may write into the spare capacity of c.messages, beyond
-	// its length: c itself, and every copy made from it, is unaffected.
+	digest, err := copyDigest(c.digest)
+	if err != nil {
+		return nil, nil, err
+	}
+	digest.Write(suffix)
+	// Appending may write into the spare capacity of c.messages and
+	// c.data, beyond their lengths: c itself, and every copy made from it,
+	// is unaffected.
 	msgs, err := decodeRecords(readOp, s.path, suffix, len(c.messages)+2, c.messages)
 	if err != nil {
 		return nil, nil, err
@@ -211,10 +227,49 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	next := &cached{
 		header:   c.header,
 		size:     c.size + int64(len(suffix)),
-		revision: hex.EncodeToString(h.Sum(sum[:0])),
+		revision: hex.EncodeToString(digest.Sum(nil)),
 		messages: msgs,
+		data:     append(c.data, suffix),
+		digest:   digest,
 	}
 	return next, suffix, nil
+}
+
+// samePrefix reports whether r holds exactly the bytes of the chunks of
+// data, in order, and nothing more. It reads r in pieces of len(buf) bytes
+// and stops at the first difference or when ctx ends.
+func samePrefix(ctx context.Context, r io.Reader, data [][]byte, buf []byte) (bool, error) {
+	k, off := 0, 0 // the chunk of data compared next, and the offset in it
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		n, err := io.ReadFull(r, buf)
+		got := buf[:n]
+		for len(got) > 0 {
+			for k < len(data) && off == len(data[k]) {
+				k, off = k+1, 0
+			}
+			if k == len(data) {
+				return false, nil // r holds more
+			}
+			m := min(len(got), len(data[k])-off)
+			if !bytes.Equal(got[:m], data[k][off:off+m]) {
+				return false, nil
+			}
+			got, off = got[m:], off+m
+		}
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			for k < len(data) && off == len(data[k]) {
+				k, off = k+1, 0
+			}
+			return k == len(data), nil
+		default:
+			return false, err
+		}
+	}
 }
 
 // validateAppended validates next, which is prev plus the messages from
