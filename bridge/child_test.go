@@ -20,6 +20,9 @@ import (
 // adapter process.
 const childEnv = "BRIDGE_TEST_CHILD"
 
+// churnEnv gives the churn mode's sleepers their duration.
+const churnEnv = "BRIDGE_TEST_CHURN"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(childEnv); mode != "" {
 		os.Exit(runChild(mode))
@@ -113,6 +116,28 @@ func runChild(mode string) int {
 			continue
 		case MethodCleanup:
 			reply(env.ID, "null")
+			continue
+		}
+		if mode == "churn" && env.Method == MethodTrustedProjectRoot {
+			// A descendant that never stops forking: a shell starting
+			// sleepers, marked by their duration, as fast as it can.
+			// It runs in a session of its own, out of reach of a kill of
+			// the adapter's process group.
+			// It says so once its first sleeper runs.
+			churn := exec.Command("/bin/sh", "-c", `sleep "$0" & echo; while :; do sleep "$0" & done`, os.Getenv(churnEnv))
+			churn.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+			started, err := churn.StdoutPipe()
+			if err == nil {
+				err = churn.Start()
+			}
+			if err == nil {
+				_, err = bufio.NewReader(started).ReadString('\n')
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 7
+			}
+			reply(env.ID, strconv.Quote(strconv.Itoa(churn.Process.Pid)))
 			continue
 		}
 		if spawned := strings.TrimPrefix(mode, "spawn-"); spawned != mode && env.Method == MethodTrustedProjectRoot {

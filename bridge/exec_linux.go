@@ -145,28 +145,38 @@ func descendantsOf(procs map[int]procEntry, leader int, mark []byte) map[int]pro
 
 // killDescendants kills every descendant of leader (see descendantsOf),
 // over and over until a scan finds none left alive, so that a process
-// forked during the kill is found by the next scan (a fork copies the
-// environment, mark included). Call it before leader is reaped, so that
-// its id names it. It returns the processes it signalled, and zombies it
-// found among the descendants, for reapDescendants.
+// forked during the kill is found by a later scan (a fork copies the
+// environment, mark included). A process sent SIGKILL may still finish a
+// fork it had begun, so the scans go on until every process signalled is
+// dead: only then can the last scan have missed no child. Call it before
+// leader is reaped, so that its id names it. It records in found the
+// processes it signalled, and zombies it found among the descendants, for
+// reapDescendants.
 func killDescendants(leader int, mark []byte, found map[int]bool) {
+	pause := 100 * time.Microsecond
 	for range 1000 {
-		signalled := false
+		signalled, dying := false, false
 		for pid, e := range descendantsOf(readProcs(), leader, mark) {
-			if found[pid] {
-				continue
-			}
-			if e.zombie {
+			switch {
+			case e.zombie:
 				found[pid] = true
-				continue
-			}
-			if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			case found[pid]:
+				dying = true // signalled by an earlier scan, not dead yet
+			case syscall.Kill(pid, syscall.SIGKILL) == nil:
 				found[pid] = true
 				signalled = true
 			}
 		}
-		if !signalled {
+		switch {
+		case signalled:
+			pause = 100 * time.Microsecond
+		case !dying:
 			return
+		default:
+			// Each step is the kernel finishing a death: the pause stays
+			// short, and 1000 scans bound the whole wait.
+			time.Sleep(pause)
+			pause = min(2*pause, 10*time.Millisecond)
 		}
 	}
 }
