@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,35 +142,6 @@ func TestPrivacyEngineCatchesAnotherConfiguration(t *testing.T) {
 	}
 }
 
-// defaultEngine is the privacy engine under the default policy, for the
-// broken adapters below.
-var defaultEngine = func() *privacy.Engine {
-	e, err := privacy.New(privacy.DefaultConfig())
-	if err != nil {
-		panic(err)
-	}
-	return e
-}()
-
-// toJSON is how the broken adapters read a payload: a byte slice is JSON,
-// anything else is encoded with encoding/json.
-func toJSON(payload any) ([]byte, error) {
-	switch p := payload.(type) {
-	case json.RawMessage:
-		return p, nil
-	case []byte:
-		return p, nil
-	}
-	return json.Marshal(payload)
-}
-
-func decodeAny(raw []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber()
-	var v any
-	return v, d.Decode(&v)
-}
-
 // enforceFunc is a broken adapter's privacy enforcement; inner is the
 // reference adapter it decorates.
 type enforceFunc func(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error)
@@ -236,155 +206,28 @@ func leakyFactory(enforce enforceFunc) conformance.Factory {
 	})
 }
 
-// replaceFixedProbes removes only the two fixed probes of the kit's
-// privacy case.
-func replaceFixedProbes(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
-	raw, err := toJSON(payload)
-	if err != nil {
-		return contract.PrivacyResult{}, err
+// mutantEnforcement is the enforcement of the privacy mutant name.
+func mutantEnforcement(name string) enforceFunc {
+	e := mutants.BrokenEnforcement(name)
+	if e == nil {
+		panic("no privacy mutant " + name)
 	}
-	pol, err := defaultEngine.Policy(provider)
-	if err != nil {
-		return contract.PrivacyResult{}, err
+	return func(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+		return e(provider, payload)
 	}
-	out := strings.ReplaceAll(string(raw), conformance.ProbePrivateValue, "")
-	out = strings.ReplaceAll(out, conformance.ProbeCredential, "")
-	return contract.PrivacyResult{Provider: provider, Destination: pol.Destination, Payload: json.RawMessage(out), Changed: out != string(raw)}, nil
-}
-
-// sanitiseMessagesOnly sanitises the messages member and passes every
-// other member through.
-func sanitiseMessagesOnly(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
-	raw, err := toJSON(payload)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	v, err := decodeAny(raw)
-	m, ok := v.(map[string]any)
-	if err != nil || !ok || m["messages"] == nil {
-		return inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: json.RawMessage(raw)})
-	}
-	res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: map[string]any{"messages": m["messages"]}})
-	if err != nil {
-		return res, err
-	}
-	var sm map[string]json.RawMessage
-	if err := json.Unmarshal(res.Payload, &sm); err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	m["messages"] = sm["messages"]
-	res.Payload, err = json.Marshal(m)
-	return res, err
-}
-
-var anyMarker = regexp.MustCompile(`(?i)\[/?ds4:(normal|internal|sensitive|local-only)\]`)
-
-// caseSensitiveMarkers sees only lower-case markers: every other one is
-// broken up before the reference engine reads the payload.
-func caseSensitiveMarkers(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
-	raw, err := toJSON(payload)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	v, err := decodeAny(raw)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	fix := func(s string) string {
-		return anyMarker.ReplaceAllStringFunc(s, func(m string) string {
-			if m == strings.ToLower(m) {
-				return m
-			}
-			return "[\u200b" + m[1:]
-		})
-	}
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch v := v.(type) {
-		case string:
-			return fix(v)
-		case []any:
-			for i := range v {
-				v[i] = walk(v[i])
-			}
-		case map[string]any:
-			out := make(map[string]any, len(v))
-			for k, x := range v {
-				out[fix(k)] = walk(x)
-			}
-			return out
-		}
-		return v
-	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	return inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: provider, Payload: json.RawMessage(out)})
-}
-
-// ollamaIsLocal treats every provider whose name contains "ollama" as the
-// local ollama.
-func ollamaIsLocal(ctx context.Context, inner contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
-	p := provider
-	if strings.Contains(strings.ToLower(provider), "ollama") {
-		p = "ollama"
-	}
-	res, err := inner.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: p, Payload: payload})
-	res.Provider = provider
-	return res, err
-}
-
-// redactContentOnly applies markers everywhere but redacts secrets only
-// in strings under a "content" member.
-func redactContentOnly(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
-	cfg := privacy.DefaultConfig()
-	cfg.RedactSecrets = false
-	markersOnly, err := privacy.New(cfg)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	r, err := markersOnly.SanitizePayload(provider, payload)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	v, err := decodeAny(r.Value)
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	n := 0
-	var walk func(v any) any
-	walk = func(v any) any {
-		switch v := v.(type) {
-		case []any:
-			for i := range v {
-				v[i] = walk(v[i])
-			}
-		case map[string]any:
-			for k, x := range v {
-				if s, ok := x.(string); ok && strings.EqualFold(k, "content") {
-					t, _ := defaultEngine.SanitizeText(provider, s)
-					n += t.SecretRedactions
-					v[k] = t.Text
-					continue
-				}
-				v[k] = walk(x)
-			}
-		}
-		return v
-	}
-	out, err := json.Marshal(walk(v))
-	if err != nil {
-		return contract.PrivacyResult{}, err
-	}
-	res := r.ForProvider(provider)
-	res.Payload, res.SecretRedactions, res.Changed = out, res.SecretRedactions+n, res.Changed || n > 0
-	return res, nil
 }
 
 // echoPayloadError refuses every payload with an error that quotes it.
 func echoPayloadError(_ context.Context, _ contract.Adapter, _ string, payload any) (contract.PrivacyResult, error) {
-	raw, _ := toJSON(payload)
+	var raw []byte
+	switch p := payload.(type) {
+	case json.RawMessage:
+		raw = p
+	case []byte:
+		raw = p
+	default:
+		raw, _ = json.Marshal(payload)
+	}
 	return contract.PrivacyResult{}, fmt.Errorf("cannot enforce privacy on %s", raw)
 }
 
@@ -396,10 +239,10 @@ const (
 	catchSanitise = "EnforcePrivacy must sanitise an inspectable payload"
 )
 
-// brokenPrivacyAdapters are the adapters the privacy mutants
-// (internal/mutants) do not cover: enforcements that report the reference
-// adapter's metadata, so that only the content they send is wrong, and one
-// that refuses every payload.
+// brokenPrivacyAdapters are adapters the privacy mutants (internal/mutants)
+// do not cover: their broken enforcements behind the reference adapter's
+// metadata, so that only the content they send is wrong, and one that
+// refuses every payload.
 var brokenPrivacyAdapters = []struct {
 	name    string
 	enforce enforceFunc
@@ -408,11 +251,11 @@ var brokenPrivacyAdapters = []struct {
 	// oldCasePasses is set when the kit's fixed privacy case misses it.
 	oldCasePasses bool
 }{
-	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(replaceFixedProbes), []string{catchLeak, catchSecret, catchLocal}, true},
-	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(sanitiseMessagesOnly), []string{catchLeak, catchSecret, catchLocal}, true},
-	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(caseSensitiveMarkers), []string{catchLeak, catchLocal}, true},
-	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(ollamaIsLocal), []string{catchLeak, catchSecret}, true},
-	{"redacts secrets only in content members, reporting the reference's metadata", referenceMetadata(redactContentOnly), []string{catchSecret}, true},
+	{"replaces the two fixed probes only, reporting the reference's metadata", referenceMetadata(mutantEnforcement("replaces-fixed-probes-only")), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"sanitises only the messages member, reporting the reference's metadata", referenceMetadata(mutantEnforcement("sanitises-messages-only")), []string{catchLeak, catchSecret, catchLocal}, true},
+	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(mutantEnforcement("case-sensitive-markers")), []string{catchLeak, catchLocal}, true},
+	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(mutantEnforcement("ollama-substring-is-local")), []string{catchLeak, catchSecret}, true},
+	{"redacts secrets only in content members, reporting the reference's metadata", referenceMetadata(mutantEnforcement("redacts-content-members-only")), []string{catchSecret}, true},
 	{"quotes the payload in its error", echoPayloadError, []string{catchSanitise}, false},
 }
 
@@ -534,7 +377,7 @@ func BenchmarkCheckPrivacyEngine(b *testing.B) {
 // TestPrivacyEngineNamesTheDifferingPath checks that a payload difference
 // is reported by JSON path, kinds and sizes, never by its text.
 func TestPrivacyEngineNamesTheDifferingPath(t *testing.T) {
-	s := privacyStart(t, leakyFactory(referenceMetadata(caseSensitiveMarkers)))
+	s := privacyStart(t, leakyFactory(referenceMetadata(mutantEnforcement("case-sensitive-markers"))))
 	r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), 3, conformance.PrivacyEngineCount)
 	if r.Passed {
 		t.Fatal("an adapter that misses mis-cased markers passed the engine comparison")

@@ -73,12 +73,28 @@ var privacyCatalogue = []Mutant{
 	},
 }
 
-// enforceFunc is a privacy mutant's enforcement of payload for provider.
-type enforceFunc func(provider string, payload any) (contract.PrivacyResult, error)
+// Enforcement is a privacy enforcement of payload for provider, as a
+// privacy mutant does it.
+type Enforcement func(provider string, payload any) (contract.PrivacyResult, error)
+
+// brokenEnforcements are the privacy mutants' enforcements that get only
+// the content they return wrong, by mutant name.
+var brokenEnforcements = map[string]Enforcement{
+	"replaces-fixed-probes-only":   replaceFixedProbes,
+	"sanitises-messages-only":      sanitiseMessagesOnly,
+	"case-sensitive-markers":       caseSensitiveMarkers,
+	"ollama-substring-is-local":    ollamaIsLocal,
+	"redacts-content-members-only": redactContentOnly,
+}
+
+// BrokenEnforcement returns the enforcement of the privacy mutant name, for
+// tests that put it behind other metadata; nil when name is not one of
+// the mutants whose only defect is the content they return.
+func BrokenEnforcement(name string) Enforcement { return brokenEnforcements[name] }
 
 // leaky returns a wrap whose privacy enforcement is enforce; onError,
 // when set, answers instead of the wrapped adapter's failed enforcement.
-func leaky(enforce enforceFunc, onError func(provider string, payload any, err error) (contract.PrivacyResult, error)) func(contract.Adapter, *env) contract.Adapter {
+func leaky(enforce Enforcement, onError func(provider string, payload any, err error) (contract.PrivacyResult, error)) func(contract.Adapter, *env) contract.Adapter {
 	return func(a contract.Adapter, e *env) contract.Adapter {
 		return &leakyPrivacy{decorator: decorator{a}, env: e, enforce: enforce, onError: onError}
 	}
@@ -93,7 +109,7 @@ func leaky(enforce enforceFunc, onError func(provider string, payload any, err e
 type leakyPrivacy struct {
 	decorator
 	env     *env
-	enforce enforceFunc
+	enforce Enforcement
 	onError func(provider string, payload any, err error) (contract.PrivacyResult, error)
 	serial  sync.Mutex
 }
