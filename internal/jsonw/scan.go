@@ -165,14 +165,8 @@ func (s *Scanner) Object(fn func(name string) error) error { return s.object(fn,
 // object reads an object; it decodes member names only when named is set,
 // and otherwise calls fn with "" after validating each name.
 func (s *Scanner) object(fn func(name string) error, named bool) error {
-	if err := s.expect(Object); err != nil {
+	if empty, err := s.open(Object, '}'); empty || err != nil {
 		return err
-	}
-	s.pos++
-	s.skipWS()
-	if s.pos < len(s.data) && s.data[s.pos] == '}' {
-		s.pos++
-		return nil
 	}
 	for {
 		s.skipWS()
@@ -195,20 +189,44 @@ func (s *Scanner) object(fn func(name string) error, named bool) error {
 		if err := fn(name); err != nil {
 			return err
 		}
-		s.skipWS()
-		if s.pos >= len(s.data) {
-			return s.syntax("unexpected end of input in object")
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return s.syntax("expected ',' or '}' in object")
+		if more, err := s.more('}', "object"); !more || err != nil {
+			return err
 		}
 	}
+}
+
+// open consumes the opening bracket of a value of kind k and reports
+// whether the value is empty, in which case its closing bracket is
+// consumed too.
+func (s *Scanner) open(k Kind, closing byte) (bool, error) {
+	if err := s.expect(k); err != nil {
+		return false, err
+	}
+	s.pos++
+	s.skipWS()
+	if s.pos < len(s.data) && s.data[s.pos] == closing {
+		s.pos++
+		return true, nil
+	}
+	return false, nil
+}
+
+// more consumes what follows a member or an element: a ',' (another one
+// follows) or the closing bracket (the value ends).
+func (s *Scanner) more(closing byte, in string) (bool, error) {
+	s.skipWS()
+	if s.pos >= len(s.data) {
+		return false, s.syntax("unexpected end of input in " + in)
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return true, nil
+	case closing:
+		s.pos++
+		return false, nil
+	}
+	return false, s.syntax("expected ',' or '" + string(closing) + "' in " + in)
 }
 
 // Bounds of the member-name table: documents repeat a few short names
@@ -240,31 +258,15 @@ func (s *Scanner) name(b []byte) string {
 // Array reads an array, calling fn for each element with its index; fn must
 // consume the element.
 func (s *Scanner) Array(fn func(i int) error) error {
-	if err := s.expect(Array); err != nil {
+	if empty, err := s.open(Array, ']'); empty || err != nil {
 		return err
-	}
-	s.pos++
-	s.skipWS()
-	if s.pos < len(s.data) && s.data[s.pos] == ']' {
-		s.pos++
-		return nil
 	}
 	for i := 0; ; i++ {
 		if err := fn(i); err != nil {
 			return err
 		}
-		s.skipWS()
-		if s.pos >= len(s.data) {
-			return s.syntax("unexpected end of input in array")
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return s.syntax("expected ',' or ']' in array")
+		if more, err := s.more(']', "array"); !more || err != nil {
+			return err
 		}
 	}
 }
