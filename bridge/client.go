@@ -88,6 +88,9 @@ func (c *Client) handle(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, &WireError{Code: CodeInvalidParams, Message: method + " params do not have the protocol's shape"}
 	}
+	if call := max(tp.Call, p.Call); call != 0 && !c.p.live(call) {
+		return nil, &WireError{Code: CodeCallEnded, Message: "the call this callback serves has ended"}
+	}
 	c.mu.Lock()
 	side, ok := c.instances[p.Instance]
 	c.mu.Unlock()

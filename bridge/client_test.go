@@ -88,6 +88,10 @@ func TestClientAbandonsACancelledCall(t *testing.T) {
 	}()
 	first := s.read()
 	cancel()
+	// The harness says it gave the call up.
+	if c := s.read(); c.Method != MethodCancel || string(c.Params) != fmt.Sprintf(`{"id":%d}`, first.ID) {
+		t.Fatalf("after the cancelled call: %s %s, want a cancel naming id %d", c.Method, c.Params, first.ID)
+	}
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled hello: %v", err)
 	}
@@ -223,5 +227,55 @@ func TestClientAnswersLocalKVCallbacks(t *testing.T) {
 	s.write(`{"id":3,"method":"localKvShutdown","params":{"instance":"i"}}`)
 	if env := s.read(); env.Error != nil || port.shutdowns != 1 {
 		t.Errorf("shutdown answered %+v after %d shutdowns", env.Error, port.shutdowns)
+	}
+}
+
+// A callback that names the harness call it serves is refused once that
+// call has ended, without reaching the transport; one that names none is
+// served, as adapters that do not say are.
+func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
+	checkGoroutines(t)
+	c, s := newScripted(t)
+	ctx := context.Background()
+	tr := &recorder{}
+	go func() {
+		env := s.read()
+		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
+	}()
+	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan contract.CompletionResult, 1)
+	go func() {
+		done <- inst.Adapter.Complete(cctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
+	}()
+	call := s.read()
+	transport := func(id uint64, member string) *WireError {
+		s.write(`{"id":%d,"method":"transport","params":{"instance":"i",%s"request":{"provider":"p","model":"m","destination":"remote","payload":{}}}}`, id, member)
+		env := s.read()
+		if env.ID != id {
+			t.Fatalf("answer to %d: %+v", id, env)
+		}
+		return env.Error
+	}
+	if e := transport(1, fmt.Sprintf(`"call":%d,`, call.ID)); e != nil || tr.count() != 1 {
+		t.Fatalf("a callback of the live call: %+v, %d transport requests", e, tr.count())
+	}
+	cancel()
+	if env := s.read(); env.Method != MethodCancel {
+		t.Fatalf("after the cancelled completion: %+v, want a cancel", env)
+	}
+	if r := <-done; r.Status != contract.StatusFallback {
+		t.Fatalf("a cancelled completion: %+v", r)
+	}
+	for id, member := range map[uint64]string{2: fmt.Sprintf(`"call":%d,`, call.ID), 3: `"call":999,`} {
+		if e := transport(id, member); e == nil || e.Code != CodeCallEnded {
+			t.Errorf("a callback naming %s answered %+v, want %s", member, e, CodeCallEnded)
+		}
+	}
+	if e := transport(4, ""); e != nil || tr.count() != 2 {
+		t.Fatalf("a callback naming no call: %+v, %d transport requests", e, tr.count())
 	}
 }

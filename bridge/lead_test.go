@@ -102,6 +102,9 @@ func TestLeaderCancelKeepsAPartialLine(t *testing.T) {
 		t.Fatalf("the leader read %d bytes, want the %d of the fragment", n, len(fragment))
 	}
 	cancel()
+	if c := s.read(); c.Method != MethodCancel || string(c.Params) != `{"id":1}` {
+		t.Fatalf("after the cancelled call: %s %s, want a cancel naming id 1", c.Method, c.Params)
+	}
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled hello: %v", err)
 	}

@@ -133,6 +133,7 @@ type peer struct {
 	nextID    uint64
 	pending   map[uint64]chan reply
 	abandoned map[uint64]struct{}
+	serving   map[uint64]context.CancelFunc // the other side's requests being served
 	err       error
 	ending    bool
 
@@ -166,6 +167,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		onBreak:   onBreak,
 		pending:   make(map[uint64]chan reply),
 		abandoned: make(map[uint64]struct{}),
+		serving:   make(map[uint64]context.CancelFunc),
 		broken:    make(chan struct{}),
 		ctx:       ctx,
 		cancel:    cancel,
@@ -269,6 +271,7 @@ func (p *peer) read() {
 			close(p.done)
 			return
 		case env.Method != "":
+			p.cancelNow(env)
 			switch p.admit(env) {
 			case admitted:
 				p.hand(job{read: true})
@@ -328,6 +331,7 @@ func (p *peer) dispatch(line []byte) bool {
 	case !ok:
 		return false
 	case env.Method != "":
+		p.cancelNow(env)
 		switch p.admit(env) {
 		case admitted:
 			p.hand(job{env: env})
@@ -485,10 +489,74 @@ func (p *peer) run(j job) {
 	}
 }
 
-// serve answers one request.
+// cancelNow acts on a cancel as soon as it is read, so that it never waits
+// for a handler behind the request it cancels: the request it names, when
+// it is being served, has its context cancelled. The cancel is then
+// answered like any request, by a handler (a reader never writes: two
+// peers whose readers both wrote could block each other for good).
+func (p *peer) cancelNow(env envelope) {
+	var c cancelParams
+	if env.Method != MethodCancel || unmarshalParams(env.Params, &c) != nil {
+		return
+	}
+	p.mu.Lock()
+	cancel := p.serving[c.ID]
+	p.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// answerCancel is the answer to a cancel: null, or an error for params
+// that do not have its shape.
+func answerCancel(params json.RawMessage) *WireError {
+	var c cancelParams
+	if unmarshalParams(params, &c) != nil {
+		return &WireError{Code: CodeInvalidParams, Message: "cancel params do not have the protocol's shape"}
+	}
+	return nil
+}
+
+// callKey is the context key under which a handler's context holds the id
+// of the request it serves.
+type callKey struct{}
+
+// servedCall returns the id of the other side's request whose handler
+// ctx belongs to, if any.
+func servedCall(ctx context.Context) uint64 {
+	id, _ := ctx.Value(callKey{}).(uint64)
+	return id
+}
+
+// live reports whether this side's request id is still waiting for its
+// response.
+func (p *peer) live(id uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pending[id]
+	return ok
+}
+
+// serve answers one request. Its handler gets a context of its own,
+// cancelled by a cancel naming the request, when the handler returns, or
+// when the connection ends.
 func (p *peer) serve(env envelope) {
 	defer p.handlers.Done()
-	res, werr := p.handle(p.ctx, env.Method, env.Params)
+	ctx, cancel := context.WithCancel(context.WithValue(p.ctx, callKey{}, env.ID))
+	p.mu.Lock()
+	p.serving[env.ID] = cancel
+	p.mu.Unlock()
+	var res any
+	var werr *WireError
+	if env.Method == MethodCancel {
+		werr = answerCancel(env.Params)
+	} else {
+		res, werr = p.handle(ctx, env.Method, env.Params)
+	}
+	p.mu.Lock()
+	delete(p.serving, env.ID)
+	p.mu.Unlock()
+	cancel()
 	var raw []byte
 	if werr == nil {
 		var err error
@@ -582,6 +650,9 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 	if err := p.brokenErr(); err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("bridge: %s: %w", method, err) // never sent
+	}
 	raw, err := marshal(params)
 	if err != nil {
 		return fmt.Errorf("bridge: %s: params cannot be encoded: %w", method, ErrUninspectable)
@@ -610,6 +681,9 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 		r, err = p.wait(ctx, id, ch, method, timeout, deadline)
 	}
 	if err != nil {
+		if ctx.Err() != nil {
+			p.sendCancel(id)
+		}
 		return err
 	}
 	if r.err != nil {
@@ -657,7 +731,7 @@ func (p *peer) wait(ctx context.Context, id uint64, ch chan reply, method string
 }
 
 // abandon gives up call id after ctx ended: its response, if it comes, is
-// dropped.
+// dropped. call then tells the other side (sendCancel).
 func (p *peer) abandon(ctx context.Context, id uint64, method string) error {
 	p.mu.Lock()
 	if _, ok := p.pending[id]; ok {
@@ -666,6 +740,24 @@ func (p *peer) abandon(ctx context.Context, id uint64, method string) error {
 	}
 	p.mu.Unlock()
 	return fmt.Errorf("bridge: %s: %w", method, ctx.Err())
+}
+
+// sendCancel tells the other side that call id, which this side
+// abandoned, need not be served any more; the answer to the cancel is
+// dropped too. It is sent by the caller, never by a reader.
+func (p *peer) sendCancel(id uint64) {
+	p.mu.Lock()
+	_, gone := p.abandoned[id]
+	if !gone || p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.nextID++
+	cid := p.nextID
+	p.abandoned[cid] = struct{}{}
+	p.mu.Unlock()
+	params := strconv.AppendUint([]byte(`{"id":`), id, 10)
+	_ = p.write(envelope{ID: cid, Method: MethodCancel, Params: append(params, '}')})
 }
 
 // leadUntil is called holding the read token; it reads lines until call id's

@@ -280,6 +280,8 @@ func TestServeAnswers(t *testing.T) {
 		{`{"id":9,"method":"currentModel","params":{"instance":"instance-1"}}`, `{"id":9,"result":{"provider":"p","id":"m","contextWindow":1}}`},
 		{`{"id":10,"method":"shutdown","params":{"instance":"instance-1"}}`, `{"id":10,"result":null}`},
 		{`{"id":11,"method":"currentModel","params":{"instance":"instance-1"}}`, `{"id":11,"error":{"code":"adapter-error","message":"fake adapter is closed"}}`},
+		{`{"id":12,"method":"cancel","params":{"id":99}}`, `{"id":12,"result":null}`},
+		{`{"id":13,"method":"cancel","params":{"id":"x"}}`, `{"id":13,"error":{"code":"invalid-params","message":"cancel params do not have the protocol's shape"}}`},
 	} {
 		if got := send(tc.line); got != tc.want {
 			t.Errorf("%s\n got %s\nwant %s", tc.line, got, tc.want)
@@ -360,5 +362,55 @@ func TestOversizedRequestFailsThatCallOnly(t *testing.T) {
 	}
 	if id := inst.Adapter.Identity(); id.AdapterName != "fake" {
 		t.Fatalf("the connection did not survive an oversized request: %+v", id)
+	}
+}
+
+// cancelledTransport blocks every Send until its context ends, and says when it starts and ends.
+type cancelledTransport struct {
+	entered, left chan struct{}
+}
+
+func (b *cancelledTransport) Send(ctx context.Context, _ contract.TransportRequest) (json.RawMessage, error) {
+	close(b.entered)
+	<-ctx.Done()
+	close(b.left)
+	return nil, ctx.Err()
+}
+
+// A completion the harness gives up on is cancelled on both sides: the
+// harness sends cancel, the served completion's context ends, the
+// adapter's transport callback is given up in turn, and the harness's
+// transport sees its context end.
+func TestCancelCrossesTheBridgeBothWays(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	tr := &cancelledTransport{entered: make(chan struct{}), left: make(chan struct{})}
+	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan contract.CompletionResult, 1)
+	go func() {
+		done <- inst.Adapter.Complete(cctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: "x"})
+	}()
+	wait := bound(10 * time.Second)
+	select {
+	case <-tr.entered:
+	case <-time.After(wait):
+		t.Fatal("the completion never reached the transport")
+	}
+	cancel()
+	select {
+	case <-tr.left:
+	case <-time.After(wait):
+		t.Fatalf("the transport's context did not end within %s of the cancel", wait)
+	}
+	if r := <-done; r.Status != contract.StatusFallback {
+		t.Fatalf("a cancelled completion: %+v", r)
+	}
+	if err := inst.Cleanup(ctx); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,8 +14,12 @@ const ProtocolVersion = "runtime-adapter-bridge-v1"
 
 // The methods of the protocol. The harness sends every method except
 // MethodTransport and the three MethodLocalKV… callbacks, which the adapter
-// process sends to the harness.
+// process sends to the harness; either side may send MethodCancel.
 const (
+	// MethodCancel tells the other side that the sender gave up one of its
+	// requests (params {"id": N}): the receiver may stop serving it, and
+	// answers null whatever it does.
+	MethodCancel                 = "cancel"
 	MethodHello                  = "hello"
 	MethodCreate                 = "create"
 	MethodIdentity               = "identity"
@@ -80,6 +84,10 @@ const (
 	// CodeResponseTooLarge answers a request whose response would exceed the
 	// line bound.
 	CodeResponseTooLarge = "response-too-large"
+	// CodeCallEnded answers a callback whose params name (in "call") a
+	// harness request that is no longer pending: the harness answered it or
+	// gave it up, so nothing the callback asks for is done.
+	CodeCallEnded = "call-ended"
 )
 
 // WireError is the error member of a response.
@@ -166,9 +174,14 @@ type payloadParams struct {
 	Uninspectable bool            `json:"payloadUninspectable,omitempty"`
 }
 
+// transportParams is the params of transport. Call, when the adapter
+// process knows it, is the id of the harness request the callback serves
+// (the complete being served); the same holds for kvParams and
+// callbackParams.
 type transportParams struct {
 	Instance string                    `json:"instance"`
 	Request  contract.TransportRequest `json:"request"`
+	Call     uint64                    `json:"call,omitempty"`
 }
 
 type transportResult struct {
@@ -178,4 +191,16 @@ type transportResult struct {
 type kvParams struct {
 	Instance string               `json:"instance"`
 	Request  localkv.ReuseRequest `json:"request"`
+	Call     uint64               `json:"call,omitempty"`
+}
+
+// callbackParams is the params of localKvShutdown.
+type callbackParams struct {
+	Instance string `json:"instance"`
+	Call     uint64 `json:"call,omitempty"`
+}
+
+// cancelParams is the params of cancel.
+type cancelParams struct {
+	ID uint64 `json:"id"`
 }

@@ -356,7 +356,7 @@ type remoteTransport struct {
 
 func (t *remoteTransport) Send(ctx context.Context, req contract.TransportRequest) (json.RawMessage, error) {
 	var res transportResult
-	if err := t.p.call(ctx, t.timeout, MethodTransport, transportParams{Instance: t.instance, Request: req}, &res); err != nil {
+	if err := t.p.call(ctx, t.timeout, MethodTransport, transportParams{Instance: t.instance, Request: req, Call: servedCall(ctx)}, &res); err != nil {
 		return nil, err
 	}
 	return res.Output, nil
@@ -377,16 +377,16 @@ var (
 
 func (k *remoteKVPort) TryReuse(ctx context.Context, req localkv.ReuseRequest) (localkv.ReuseAnswer, error) {
 	var a localkv.ReuseAnswer
-	err := k.p.call(ctx, k.timeout, MethodLocalKVTryReuse, kvParams{Instance: k.instance, Request: req}, &a)
+	err := k.p.call(ctx, k.timeout, MethodLocalKVTryReuse, kvParams{Instance: k.instance, Request: req, Call: servedCall(ctx)}, &a)
 	return a, err
 }
 
 func (k *remoteKVPort) FullReplay(ctx context.Context, req localkv.ReuseRequest) (localkv.ReplayAnswer, error) {
 	var a localkv.ReplayAnswer
-	err := k.p.call(ctx, k.timeout, MethodLocalKVFullReplay, kvParams{Instance: k.instance, Request: req}, &a)
+	err := k.p.call(ctx, k.timeout, MethodLocalKVFullReplay, kvParams{Instance: k.instance, Request: req, Call: servedCall(ctx)}, &a)
 	return a, err
 }
 
 func (k *remoteKVPort) Shutdown(ctx context.Context) error {
-	return k.p.call(ctx, k.timeout, MethodLocalKVShutdown, instanceParams{Instance: k.instance}, nil)
+	return k.p.call(ctx, k.timeout, MethodLocalKVShutdown, callbackParams{Instance: k.instance, Call: servedCall(ctx)}, nil)
 }

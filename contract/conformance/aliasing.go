@@ -299,7 +299,8 @@ func checkCancellation(ctx context.Context, e *env) error {
 	}
 	// Only requests carrying the live completion's own token count: a
 	// completion given up on may still reach the transport later (an
-	// adapter process learns nothing of a harness's cancelled call).
+	// adapter behind a process boundary learns of the cancellation late,
+	// if at all).
 	live, tok := tokenPayload("live")
 	before := tr.Len()
 	c := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: live})

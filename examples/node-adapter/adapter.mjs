@@ -49,6 +49,10 @@ let helloDone = false;
 let served = Promise.resolve();
 let nextId = 0;
 const pending = new Map();
+// The harness's requests not answered yet, by id: a cancel naming one
+// aborts its signal, so that a completion the harness gave up on does not
+// reach the transport.
+const inflight = new Map();
 
 function send(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
@@ -62,14 +66,16 @@ function callHarness(method, params) {
   });
 }
 
-async function dispatch(msg) {
+async function dispatch(msg, signal) {
   try {
-    const result = await handle(msg.method, msg.params ?? {});
+    const result = await handle(msg.method, msg.params ?? {}, msg.id, signal);
     send({ id: msg.id, result: result === undefined ? null : result });
   } catch (err) {
     const code = err instanceof AdapterError ? err.code : "adapter-panicked";
     const message = err instanceof AdapterError ? err.message : `${msg.method} failed unexpectedly`;
     send({ id: msg.id, error: { code, message } });
+  } finally {
+    inflight.delete(msg.id);
   }
 }
 
@@ -87,11 +93,19 @@ function serve() {
       process.stderr.write("node-example-adapter: a line from the harness is not JSON\n");
       process.exit(2);
     }
+    if (msg.method === "cancel") {
+      // Acted on at once, not behind the request it cancels.
+      inflight.get(msg.params?.id)?.abort();
+      send({ id: msg.id, result: null });
+      return;
+    }
     if (typeof msg.method === "string") {
       // Requests are served one at a time, in arrival order, as a
       // single-threaded runtime would: an answer is sent only after every
       // earlier request, transport callbacks included, has finished.
-      served = served.then(() => dispatch(msg));
+      const controller = new AbortController();
+      inflight.set(msg.id, controller);
+      served = served.then(() => dispatch(msg, controller.signal));
       return;
     }
     const waiter = pending.get(msg.id);
@@ -130,7 +144,7 @@ function record(inst, code, severity, message, capability) {
   if (inst.diagnostics.length > MAX_DIAGNOSTICS) inst.diagnostics.splice(0, inst.diagnostics.length - MAX_DIAGNOSTICS);
 }
 
-async function handle(method, params) {
+async function handle(method, params, id, signal) {
   if (method === "hello") {
     if (params.protocol !== PROTOCOL) throw new AdapterError("unsupported-version", `this adapter speaks ${PROTOCOL} only`);
     helloDone = true;
@@ -189,7 +203,7 @@ async function handle(method, params) {
       }
     }
     case "complete":
-      return complete(instance(params), params);
+      return complete(instance(params), params, id, signal);
     case "diagnostics":
       return instance(params).diagnostics.slice();
     case "embed": {
@@ -227,7 +241,7 @@ async function handle(method, params) {
   }
 }
 
-async function complete(inst, params) {
+async function complete(inst, params, call, signal) {
   const fallback = (code, reason, retryable) => ({ status: "fallback", code, reason, retryable });
   if (inst.closed) return fallback("adapter-closed", "example adapter is closed", false);
   const blank = (s) => typeof s !== "string" || s.trim() === "";
@@ -242,10 +256,14 @@ async function complete(inst, params) {
     record(inst, "privacy-enforcement-failed", "error", "Privacy enforcement failed closed before completion transport");
     return fallback("privacy-enforcement-failed", "privacy enforcement failed closed", false);
   }
+  // The harness gave this completion up: nothing is sent, and its answer
+  // is dropped.
+  if (signal.aborted) return fallback("transport-failed", "completion was cancelled", true);
   let output;
   try {
     const res = await callHarness("transport", {
       instance: params.instance,
+      call,
       request: { provider: params.provider, model: params.model, destination: sanitised.destination, payload: sanitised.payload },
     });
     output = res.output;
