@@ -542,21 +542,21 @@ func (p *peer) live(id uint64) bool {
 // when the connection ends.
 func (p *peer) serve(env envelope) {
 	defer p.handlers.Done()
-	ctx, cancel := context.WithCancel(context.WithValue(p.ctx, callKey{}, env.ID))
-	p.mu.Lock()
-	p.serving[env.ID] = cancel
-	p.mu.Unlock()
 	var res any
 	var werr *WireError
 	if env.Method == MethodCancel {
 		werr = answerCancel(env.Params)
 	} else {
+		ctx, cancel := context.WithCancel(context.WithValue(p.ctx, callKey{}, env.ID))
+		p.mu.Lock()
+		p.serving[env.ID] = cancel
+		p.mu.Unlock()
 		res, werr = p.handle(ctx, env.Method, env.Params)
+		p.mu.Lock()
+		delete(p.serving, env.ID)
+		p.mu.Unlock()
+		cancel()
 	}
-	p.mu.Lock()
-	delete(p.serving, env.ID)
-	p.mu.Unlock()
-	cancel()
 	var raw []byte
 	if werr == nil {
 		var err error
