@@ -229,7 +229,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 		size:     c.size + int64(len(suffix)),
 		revision: hex.EncodeToString(digest.Sum(nil)),
 		messages: msgs,
-		data:     append(c.data, suffix),
+		data:     append(c.data, bytes.Clone(suffix)), // without ReadAll's spare room
 		digest:   digest,
 	}
 	return next, suffix, nil
