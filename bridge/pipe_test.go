@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/onsi/gomega"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -32,20 +35,14 @@ func checkGoroutines(t *testing.T) {
 	t.Helper()
 	before := runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(bound(10 * time.Second))
-		for {
-			n := runtime.NumGoroutine()
-			if n <= before+2 {
-				return
-			}
-			if time.Now().After(deadline) {
-				buf := make([]byte, 1<<16)
-				buf = buf[:runtime.Stack(buf, true)]
-				t.Errorf("goroutines: %d before, %d after\n%s", before, n, buf)
-				return
-			}
-			time.Sleep(10 * time.Millisecond) // poll: no event says a goroutine ended
+		// No event says that a goroutine ended: Eventually polls the
+		// count, within a bound.
+		stacks := func() string {
+			buf := make([]byte, 1<<16)
+			return fmt.Sprintf("goroutines: %d before, %d after\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 		}
+		gomega.NewWithT(t).Eventually(runtime.NumGoroutine).WithTimeout(bound(10*time.Second)).WithPolling(10*time.Millisecond).
+			Should(gomega.BeNumerically("<=", before+2), stacks)
 	})
 }
 
