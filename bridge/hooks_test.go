@@ -6,7 +6,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/reference"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // What a factory says beside its adapter crosses the bridge: a history it

@@ -15,7 +15,7 @@ import (
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // Exit statuses.

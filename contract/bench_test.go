@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 func benchSnapshot(n int) contract.HistorySnapshot {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"pgregory.net/rapid"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/vectors"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"pgregory.net/rapid"
 )
 
@@ -226,7 +226,7 @@ func TestFuzzSeeds(t *testing.T) {
 	}
 }
 
-// FuzzGeneratedSnapshots drives the spec/gen generators with the fuzzer's
+// FuzzGeneratedSnapshots drives the contract/gen generators with the fuzzer's
 // bytes instead of rapid's random source, so coverage guidance explores
 // generated histories: a mutated snapshot must yield exactly its codes, and
 // its JSON must round-trip.

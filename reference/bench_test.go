@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // The benchmarks share one 100,000-message history of about 60 MB (TextBytes 360), written

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // The tests in this file run the test binary again as child processes that

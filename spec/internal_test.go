@@ -13,7 +13,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/examples/memadapter"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 func TestSetChecksRespectsTheUser(t *testing.T) {

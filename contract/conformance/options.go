@@ -8,7 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // Defaults of the options.

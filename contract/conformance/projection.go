@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // checkProjection hands the factory generated canonical histories (seeds

@@ -5,7 +5,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/fixtures"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // history is the definition of one valid fixture history.
@@ -26,7 +26,7 @@ func histories() []history {
 		{fixtures.HistoryInterleaved, "Two exchanges whose calls and results interleave: two complete groups.", interleaved},
 		{fixtures.HistorySharedResultMessage, "Two calls in separate messages answered by one tool message: one group of three messages.", sharedResult},
 		{fixtures.HistoryAllBlockTypes, "Every block type and optional field, a pi-session message, and unknown members that must survive a round trip.", allBlockTypes},
-		{fixtures.HistoryLong10000, "10,000 messages of spec/gen's synthetic history: about 40% tool messages and a parallel batch every tenth exchange.", long10000},
+		{fixtures.HistoryLong10000, "10,000 messages of contract/gen's synthetic history: about 40% tool messages and a parallel batch every tenth exchange.", long10000},
 	}
 }
 

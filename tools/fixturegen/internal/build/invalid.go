@@ -6,7 +6,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/fixtures"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // invalidBases are the valid histories mutations are applied to, in order
@@ -31,7 +31,7 @@ func distinctCodes(issues []contract.ValidationIssue) []string {
 	return out
 }
 
-// invalidFiles applies every mutation of spec/gen's catalogue to a valid
+// invalidFiles applies every mutation of contract/gen's catalogue to a valid
 // base history and checks that validation reports exactly the mutation's
 // codes before writing the result.
 func invalidFiles() ([]File, error) {

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/spec/gen"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // The catalogue names every mutation and the validation codes it yields.
