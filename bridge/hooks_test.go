@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/reference"
 )
 
 // What a factory says beside its adapter crosses the bridge: a history it

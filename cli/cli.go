@@ -10,12 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
-	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // Exit statuses.
@@ -34,27 +31,11 @@ func Main(factory conformance.Factory) {
 	os.Exit(code)
 }
 
-// repeated is a flag that may be given several times.
-type repeated []string
-
-func (r *repeated) String() string { return strings.Join(*r, ",") }
-
-func (r *repeated) Set(v string) error {
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			*r = append(*r, s)
-		}
-	}
-	return nil
-}
-
+// flags are the conform command's own flags: those that set no option of
+// package conformance (optionFlags holds the others).
 type flags struct {
-	exec, name, report, junit string
-	timeout                   time.Duration
-	seed                      uint64
-	histories                 int
-	extended                  bool
-	checks, require, leaveOut repeated
+	exec, report, junit string
+	extended            bool
 }
 
 // Run is Main without the process: it parses args (the conform command's
@@ -67,16 +48,10 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	fs := flag.NewFlagSet("conform", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.exec, "exec", "", "adapter `command` to run (quoted as for a shell), speaking runtime-adapter-bridge-v1; default: the built-in factory, in process")
-	fs.StringVar(&f.name, "name", "", "factory `name` for reports (default: the name the adapter gives)")
-	fs.DurationVar(&f.timeout, "timeout", conformance.DefaultCallTimeout, "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check")
 	fs.StringVar(&f.report, "report", "", "write the run's report ("+conformance.RunReportVersion+" JSON) to `file`")
 	fs.StringVar(&f.junit, "junit", "", "write JUnit XML results to `file`")
 	fs.BoolVar(&f.extended, "extended", true, "run the extended and capability-gated checks as well as the contract cases")
-	fs.IntVar(&f.histories, "histories", conformance.DefaultHistories, "generated canonical histories the projection check hands the adapter (0 skips it)")
-	fs.Uint64Var(&f.seed, "seed", 0, "draw the random probes of the privacy checks from this `seed`, to reproduce a failure (0: a fresh one)")
-	fs.Var(&f.checks, "check", "run only the check with this `id` (repeatable, or comma-separated)")
-	fs.Var(&f.require, "require", "make the checks of this `capability` fail rather than skip when the adapter does not declare it (repeatable)")
-	fs.Var(&f.leaveOut, "leave-out", "draw no generated history of this shape `family` (repeatable): "+familyNames())
+	options := defineOptionFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: conform [flags] [--exec \"CMD ARGS\" | -- CMD ARGS...]\n\nflags:\n")
 		fs.PrintDefaults()
@@ -91,39 +66,25 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		}
 		return exitBroken
 	}
-	target, targetName, err := pickFactory(f, fs.Args(), factory, stderr)
+	opts, err := options()
 	if err != nil {
 		fmt.Fprintln(stderr, "conform:", err)
 		return exitBroken
 	}
-	for _, id := range f.require {
-		if !contract.IsRegisteredCapability(id) {
-			fmt.Fprintf(stderr, "conform: --require %q: not a capability of the registry %q\n", id, contract.CapabilityIDs())
-			return exitBroken
-		}
-	}
-	opts := []conformance.Option{conformance.WithCallTimeout(f.timeout), conformance.WithHistories(f.histories),
-		conformance.WithRequiredCapabilities(f.require...), conformance.WithSeed(f.seed)}
-	if len(f.leaveOut) > 0 {
-		fams := make([]gen.Family, len(f.leaveOut))
-		for i, name := range f.leaveOut {
-			if fams[i], err = gen.ParseFamily(name); err != nil {
-				fmt.Fprintln(stderr, "conform: --leave-out:", err)
-				return exitBroken
-			}
-		}
-		opts = append(opts, conformance.WithoutFamilies(fams...))
-	}
-	only := []string(f.checks)
-	if !f.extended && len(only) == 0 {
+	settings := conformance.Resolve(opts...)
+	if !f.extended && len(settings.Checks) == 0 {
+		var contractIDs []string
 		for _, c := range conformance.Checks() {
 			if c.Kind == conformance.KindContract {
-				only = append(only, c.ID)
+				contractIDs = append(contractIDs, c.ID)
 			}
 		}
+		opts = append(opts, conformance.WithChecks(contractIDs...))
 	}
-	if len(only) > 0 {
-		opts = append(opts, conformance.WithChecks(only...))
+	target, targetName, err := pickFactory(f, settings, fs.Args(), factory, stderr)
+	if err != nil {
+		fmt.Fprintln(stderr, "conform:", err)
+		return exitBroken
 	}
 	rep := conformance.RunChecks(ctx, target, opts...)
 	printTable(stdout, targetName, rep)
@@ -154,18 +115,9 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	return code
 }
 
-// familyNames lists the history families --leave-out takes.
-func familyNames() string {
-	var names []string
-	for _, f := range gen.Families() {
-		names = append(names, string(f))
-	}
-	return strings.Join(names, ", ")
-}
-
 // pickFactory returns the factory the flags and arguments name, and how
 // the table names it.
-func pickFactory(f flags, rest []string, factory conformance.Factory, stderr io.Writer) (conformance.Factory, string, error) {
+func pickFactory(f flags, settings conformance.Settings, rest []string, factory conformance.Factory, stderr io.Writer) (conformance.Factory, string, error) {
 	words := rest
 	if f.exec != "" {
 		if len(rest) > 0 {
@@ -183,12 +135,13 @@ func pickFactory(f flags, rest []string, factory conformance.Factory, stderr io.
 		if factory == nil {
 			return nil, "", errors.New("no adapter: give an adapter command with --exec")
 		}
-		if f.name != "" {
-			factory = conformance.NewFactory(f.name, factory.Create)
+		name := settings.Name
+		if name == "" {
+			name = factory.Name()
 		}
-		return factory, conformance.Redact(factory.Name()) + " (in process)", nil
+		return factory, conformance.Redact(name) + " (in process)", nil
 	}
-	cfg := bridge.ExecConfig{Name: f.name, Path: words[0], Args: words[1:], Stderr: stderr,
-		Options: bridge.Options{CallTimeout: f.timeout}}
+	cfg := bridge.ExecConfig{Name: settings.Name, Path: words[0], Args: words[1:], Stderr: stderr,
+		Options: bridge.Options{CallTimeout: settings.CallTimeout}}
 	return bridge.NewFactory(cfg), "process " + conformance.Redact(strings.Join(words, " ")), nil
 }

@@ -15,9 +15,9 @@ import (
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
-	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // mutantEnv makes the test binary serve the reference adapter wrapped by
@@ -185,10 +185,12 @@ func TestConformRequiredCapabilityFailsInsteadOfSkipping(t *testing.T) {
 	}
 }
 
-func TestConformUnknownCheckIsAProblem(t *testing.T) {
-	code, out, _ := runIt(t, reference.NewConformanceFactory(), "--check", "identity,no-such-check")
-	if code != exitFail || !strings.Contains(out, `problem: no check has the id "no-such-check"`) {
-		t.Fatalf("exit %d\n%s", code, out)
+// An unknown check id is a usage error, named as such, before anything
+// runs.
+func TestConformUnknownCheckIsAUsageError(t *testing.T) {
+	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", "identity,no-such-check")
+	if code != exitBroken || out != "" || !strings.Contains(errOut, `--check: no check has the id "no-such-check"`) {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
 }
 

@@ -11,12 +11,13 @@
 //
 //	func main() { cli.Main(myadapter.ConformanceFactory()) }
 //
-// The flags are those of adapterkit conform: --exec runs an adapter
-// process speaking runtime-adapter-bridge-v1 instead of the factory,
-// --report writes the run's adapterkit-conformance-run-v1 report, --junit
-// JUnit XML, --timeout bounds every adapter call, --check runs only some
-// checks, --require makes a capability's checks required, --histories sets
-// how many generated histories the projection check draws. The exit status
+// The flags are those of adapterkit conform, which conform -h lists: --exec
+// runs an adapter process speaking runtime-adapter-bridge-v1 instead of the
+// factory, --report writes the run's adapterkit-conformance-run-v1 report,
+// --junit JUnit XML, --extended=false runs the contract cases only, and
+// every other flag sets one option of package conformance (the table in
+// flags.go ties each flag to its option, so a flag means what its option
+// means in package spec and in RunChecks). The exit status
 // is 0 when every check passed (or was skipped), 1 when one failed, and 2
 // when the run could not happen (bad flags, an adapter command that does
 // not start, a factory that creates no instance, a report that cannot be

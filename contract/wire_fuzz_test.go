@@ -13,9 +13,9 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/vectors"
-	"github.com/ds4context/adapterkit/contract/gen"
 	"pgregory.net/rapid"
 )
 

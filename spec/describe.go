@@ -20,10 +20,16 @@ const SuiteTitle = "runtime-adapter-v1"
 
 // Describe registers the conformance suite for factory in the Ginkgo suite
 // being built and returns true, so it can initialise a package-level
-// variable. It may be called more than once (for example with different
-// factories, or with WithName to tell the same factory's embeddings apart).
-func Describe(factory conformance.Factory, opts ...Option) bool {
-	cfg := newConfig(factory, opts)
+// variable. It takes the options of package conformance, which every face
+// of the catalogue shares. It may be called more than once (for example
+// with different factories, or with conformance.WithName to tell the same
+// factory's embeddings apart).
+func Describe(factory conformance.Factory, opts ...conformance.Option) bool {
+	describe(newConfig(factory, opts, ""))
+	return true
+}
+
+func describe(cfg *config) {
 	ginkgo.Describe(SuiteTitle+" "+cfg.name, func() {
 		for _, c := range conformance.Checks() {
 			if c.ID == conformance.CheckProjection {
@@ -33,7 +39,6 @@ func Describe(factory conformance.Factory, opts ...Option) bool {
 			describeCheck(cfg, c)
 		}
 	})
-	return true
 }
 
 // Run registers the suite for factory and runs it with ginkgo.RunSpecs, so
@@ -42,9 +47,9 @@ func Describe(factory conformance.Factory, opts ...Option) bool {
 // from one test, and use Describe instead in a package that has its own
 // Ginkgo suite. Ginkgo's own flags (-ginkgo.focus, -ginkgo.label-filter,
 // -ginkgo.v) work with go test as usual.
-func Run(t *testing.T, factory conformance.Factory, opts ...Option) {
+func Run(t *testing.T, factory conformance.Factory, opts ...conformance.Option) {
 	t.Helper()
-	Describe(factory, append(opts, func(c *config) { c.testName = t.Name() })...)
+	describe(newConfig(factory, opts, t.Name()))
 	gomega.RegisterFailHandler(ginkgo.Fail)
 	ginkgo.RunSpecs(t, SuiteTitle+" conformance")
 }

@@ -5,7 +5,9 @@
 //
 // Registration is deferred: the package defines no containers and no suite
 // hooks of its own. Describe builds the specs when called, so a suite may
-// call it several times with different factories or options:
+// call it several times with different factories or options. Describe, Run
+// and Fuzz take the options of package conformance, which every face of
+// the catalogue shares:
 //
 //	var _ = spec.Describe(myadapter.ConformanceFactory())
 //
@@ -54,7 +56,7 @@
 // The property check draws canonical histories with pgregory.net/rapid and
 // hands each to the factory as the fixture's history. It runs 20 checks by
 // default, to stay fast; for more, set ADAPTERKIT_PROPERTY_CHECKS=N, use
-// WithPropertyChecks, or give rapid's own flag to the test binary
+// conformance.WithHistories, or give rapid's own flag to the test binary
 // (go test ./pkg -rapid.checks=N, or go tool ginkgo ./pkg -- -rapid.checks=N),
 // which wins over both. A failure prints the shrunk history's shape (roles
 // and block kinds, never text), the broken rule, and a rerun command

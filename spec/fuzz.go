@@ -21,7 +21,8 @@ type drawnHistory []contract.Message
 func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d messages)", len(h)) }
 
 // Fuzz runs the projection check as a coverage-guided fuzz target: the
-// fuzzer's bytes drive the history generator (gen.History, or WithHistories),
+// fuzzer's bytes drive the history generator (gen.History, without the
+// families conformance.WithoutFamilies leaves out),
 // and every history is handed to factory and its snapshot checked, as the
 // property spec does. An adapter repository writes
 //
@@ -29,11 +30,11 @@ func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d m
 //
 // and runs it with go test -fuzz FuzzProjection; plain go test runs the seed
 // corpus (testdata/fuzz/FuzzProjection and the seeds Fuzz adds). A history
-// the factory refuses as unrepresentable is skipped. Of the options, Fuzz
-// uses WithHistories, WithCallTimeout and WithDiagnosticsLimit.
-func Fuzz(f *testing.F, factory conformance.Factory, opts ...Option) {
+// the factory refuses as unrepresentable is skipped. It takes the options
+// of package conformance; the number of histories is the fuzzer's to choose.
+func Fuzz(f *testing.F, factory conformance.Factory, opts ...conformance.Option) {
 	f.Helper()
-	cfg := newConfig(factory, opts)
+	cfg := newConfig(factory, opts, "")
 	// Seeds: pseudo-random inputs long enough for the generator to draw
 	// whole histories from.
 	for i := range 4 {

@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
-
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/examples/memadapter"
 )
 
 func TestSetChecksRespectsTheUser(t *testing.T) {
@@ -39,23 +37,15 @@ func TestSetChecksRespectsTheUser(t *testing.T) {
 // The options reach the checks they configure.
 func TestOptionsReachTheChecks(t *testing.T) {
 	ctx := context.Background()
-	drawn := false
-	cfg := newConfig(memadapter.ConformanceFactory(false), []Option{
-		WithName("named"),
-		WithPropertyChecks(7),
-		WithHistories(func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
-			drawn = true
-			return gen.History(runtimeID, sessionID)
-		}),
-		WithDiagnosticsLimit(1),
-		WithRequiredCapabilities(contract.CapabilityEmbeddings),
-		WithCallTimeout(time.Minute),
-	})
-	if cfg.name != "named" || cfg.propertyChecks != 7 {
-		t.Fatalf("name %q, property checks %d", cfg.name, cfg.propertyChecks)
-	}
-	if cfg.histories(conformance.FixtureRuntimeID, conformance.FixtureSessionID); !drawn {
-		t.Fatal("WithHistories did not replace the generator")
+	cfg := newConfig(memadapter.ConformanceFactory(false), []conformance.Option{
+		conformance.WithName("named"),
+		conformance.WithHistories(7),
+		conformance.WithDiagnosticsLimit(1),
+		conformance.WithRequiredCapabilities(contract.CapabilityEmbeddings),
+		conformance.WithCallTimeout(time.Minute),
+	}, "")
+	if cfg.name != "named" || cfg.settings.Histories != 7 {
+		t.Fatalf("name %q, histories %d", cfg.name, cfg.settings.Histories)
 	}
 	for id, want := range map[string]string{
 		conformance.CheckBoundedDiagnostics: "at most 1 diagnostics",
@@ -71,14 +61,24 @@ func TestOptionsReachTheChecks(t *testing.T) {
 	if r := c.Run(ctx, cfg.factory, cfg.checkOpts...); r.Status != conformance.StatusPass {
 		t.Errorf("lifecycle under WithCallTimeout(time.Minute): %s %v", r.Status, r.Failure)
 	}
-	narrow := newConfig(cfg.factory, []Option{WithoutFamilies(gen.FamilyMultiResult, gen.FamilyImage)})
+	narrow := newConfig(cfg.factory, []conformance.Option{conformance.WithoutFamilies(gen.FamilyMultiResult, gen.FamilyImage)}, "")
 	for seed := range 300 {
 		fams := gen.FamiliesOf(narrow.histories(conformance.FixtureRuntimeID, conformance.FixtureSessionID).Example(seed))
 		if slices.Contains(fams, gen.FamilyMultiResult) || slices.Contains(fams, gen.FamilyImage) {
 			t.Fatalf("WithoutFamilies drew a left-out family: %q", fams)
 		}
 	}
-	if newConfig(cfg.factory, []Option{WithPropertyChecks(0)}).propertyChecks != 1 {
-		t.Error("WithPropertyChecks(0) does not draw at least one history")
+}
+
+// The environment variable sets the property spec's draws unless an
+// option says otherwise.
+func TestPropertyChecksEnv(t *testing.T) {
+	t.Setenv(PropertyChecksEnv, "9")
+	f := memadapter.ConformanceFactory(false)
+	if n := newConfig(f, nil, "").settings.Histories; n != 9 {
+		t.Errorf("histories under %s=9: %d", PropertyChecksEnv, n)
+	}
+	if n := newConfig(f, []conformance.Option{conformance.WithHistories(3)}, "").settings.Histories; n != 3 {
+		t.Errorf("histories under %s=9 and WithHistories(3): %d", PropertyChecksEnv, n)
 	}
 }

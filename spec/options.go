@@ -3,7 +3,6 @@ package spec
 import (
 	"os"
 	"strconv"
-	"time"
 
 	"pgregory.net/rapid"
 
@@ -25,94 +24,40 @@ const (
 	FeatureLabelPrefix = "feature:"
 )
 
-// Defaults of the suite's options.
-const (
-	// DefaultPropertyChecks is how many histories the property spec draws
-	// unless told otherwise.
-	DefaultPropertyChecks = 20
-	// PropertyChecksEnv names the environment variable that sets the number
-	// of property checks.
-	PropertyChecksEnv = "ADAPTERKIT_PROPERTY_CHECKS"
-)
+// PropertyChecksEnv names the environment variable that sets how many
+// histories the property spec draws when no conformance.WithHistories
+// option says otherwise.
+const PropertyChecksEnv = "ADAPTERKIT_PROPERTY_CHECKS"
 
-// Option configures Describe and Run.
-type Option func(*config)
-
+// config is one embedding of the suite: the factory, the options every
+// check runs with, and what the faces of this package read from them.
 type config struct {
-	factory        conformance.Factory
-	name           string
-	propertyChecks int
-	histories      conformance.HistoryGenerator
-	checkOpts      []conformance.Option
-	testName       string // set by Run, for rerun hints
+	factory   conformance.Factory
+	checkOpts []conformance.Option
+	settings  conformance.Settings
+	name      string
+	testName  string // set by Run, for rerun hints
 }
 
-// WithHistories replaces the histories the property spec draws
-// (gen.History by default), for an adapter whose runtime can only hold
-// some histories; every history drawn must still be valid.
-func WithHistories(g conformance.HistoryGenerator) Option {
-	return func(c *config) { c.histories = g }
-}
-
-// WithName sets the name of the suite's container (the factory's name by
-// default). Use it to tell apart several embeddings of the same factory.
-func WithName(name string) Option { return func(c *config) { c.name = name } }
-
-// WithPropertyChecks sets how many histories the property spec draws. An
-// explicit -rapid.checks flag or RAPID_CHECKS variable still wins.
-func WithPropertyChecks(n int) Option { return func(c *config) { c.propertyChecks = n } }
-
-// WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
-// check accepts (conformance.DefaultDiagnosticsLimit by default).
-func WithDiagnosticsLimit(n int) Option {
-	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithDiagnosticsLimit(n)) }
-}
-
-// WithCallTimeout bounds every adapter call of every spec
-// (conformance.DefaultCallTimeout by default): a call that does not return
-// in time fails its spec, naming the method and the bound.
-func WithCallTimeout(d time.Duration) Option {
-	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithCallTimeout(d)) }
-}
-
-// WithRequiredCapabilities makes the capability-gated checks of the given
-// capabilities fail, instead of being skipped, when the adapter does not
-// declare them supported.
-func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
-	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithRequiredCapabilities(ids...)) }
-}
-
-// WithoutFamilies makes the property spec (and the projection check) draw
-// no history holding one of the given families of shapes — for a runtime
-// that cannot represent them. It panics on a value that is not one of
-// gen.Families.
-func WithoutFamilies(fams ...gen.Family) Option {
-	return func(c *config) {
-		leave := append([]gen.Family(nil), fams...)
-		c.histories = func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
-			return gen.HistoryWithout(runtimeID, sessionID, leave...)
-		}
-		c.checkOpts = append(c.checkOpts, conformance.WithoutFamilies(fams...))
-	}
-}
-
-// WithSeed makes the checks that draw random probes draw them from seed,
-// to reproduce a failure (each such failure names its seed).
-func WithSeed(seed uint64) Option {
-	return func(c *config) { c.checkOpts = append(c.checkOpts, conformance.WithSeed(seed)) }
-}
-
-func newConfig(factory conformance.Factory, opts []Option) *config {
-	c := &config{factory: factory, name: factory.Name(), propertyChecks: DefaultPropertyChecks, histories: gen.History}
+// newConfig resolves opts for factory. PropertyChecksEnv, when set to a
+// positive number, comes before opts, so an explicit option wins.
+func newConfig(factory conformance.Factory, opts []conformance.Option, testName string) *config {
+	var all []conformance.Option
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {
-		c.propertyChecks = n
+		all = append(all, conformance.WithHistories(n))
 	}
-	for _, o := range opts {
-		o(c)
+	all = append(all, opts...)
+	c := &config{factory: factory, checkOpts: all, settings: conformance.Resolve(all...), testName: testName}
+	c.name = c.settings.Name
+	if c.name == "" {
+		c.name = factory.Name()
 	}
 	c.name = conformance.Redact(c.name)
-	if c.propertyChecks < 1 {
-		c.propertyChecks = 1
-	}
 	return c
+}
+
+// histories is the generator of the histories the property spec and Fuzz
+// draw: gen.History without the families the options leave out.
+func (c *config) histories(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
+	return gen.HistoryWithout(runtimeID, sessionID, c.settings.LeftOut...)
 }

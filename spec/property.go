@@ -19,6 +19,9 @@ import (
 
 func describeProperty(cfg *config, c conformance.Check) {
 	ginkgo.It(c.ID+": "+c.Summary, ginkgo.Label(LabelProperty, c.ID), func(ctx ginkgo.SpecContext) {
+		if cfg.settings.Histories <= 0 {
+			ginkgo.Skip("skipped, not passed: no generated histories were asked for")
+		}
 		var mu sync.Mutex
 		drawn, refused := 0, map[string]int{}
 		checkProperty(cfg, c.ID, func(t *rapid.T) {
@@ -68,7 +71,7 @@ func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) (string, b
 // once with it, rapid's seed and a command that reruns the spec with it.
 func checkProperty(cfg *config, id string, prop func(*rapid.T)) {
 	ginkgo.GinkgoHelper()
-	defer setChecks(cfg.propertyChecks)()
+	defer setChecks(cfg.settings.Histories)()
 	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT(), name: "adapterkit-" + nameUnsafe.ReplaceAllString(cfg.name, "-")}
 	func() {
 		defer func() {

@@ -17,7 +17,7 @@ import (
 // The suite embedded twice: with and without an embedding port, which also
 // shows that Describe can be called more than once.
 var (
-	_ = spec.Describe(memadapter.ConformanceFactory(true), spec.WithName("memadapter with embeddings"))
+	_ = spec.Describe(memadapter.ConformanceFactory(true), conformance.WithName("memadapter with embeddings"))
 	_ = spec.Describe(needsTB(memadapter.ConformanceFactory(false)))
 )
 

@@ -163,7 +163,7 @@ func checkInOrder(ctx context.Context, e *env) error {
 	if err := s.Close(ctx); err != nil {
 		return failed("the runner's final shutdown and cleanup must succeed", err)
 	}
-	rep := newReport(e.factory.Name(), results)
+	rep := newReport(e.opts.nameOf(e.factory), results)
 	e.report = &rep
 	var failedIDs []string
 	for _, r := range results {

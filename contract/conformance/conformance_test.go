@@ -11,8 +11,8 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/examples/memadapter"
 )
 
 var ctx = context.Background()

@@ -207,8 +207,8 @@ func checkBounded(ctx context.Context, e *env) error {
 	}
 	failN(failingCompletions)
 	n1 := len(a.Diagnostics())
-	if n1 > e.opts.diagnosticsLimit {
-		return broken("diagnostics are a bounded list", fmt.Sprintf("at most %d diagnostics after %d failing completions", e.opts.diagnosticsLimit, failingCompletions),
+	if n1 > e.opts.DiagnosticsLimit {
+		return broken("diagnostics are a bounded list", fmt.Sprintf("at most %d diagnostics after %d failing completions", e.opts.DiagnosticsLimit, failingCompletions),
 			fmt.Sprintf("%d diagnostics", n1))
 	}
 	failN(failingCompletions / 10)

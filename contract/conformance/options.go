@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
-
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
 )
@@ -14,70 +12,109 @@ import (
 // Defaults of the options.
 const (
 	// DefaultHistories is how many generated histories the projection check
-	// hands the factory.
+	// (and the property spec of package spec) hands the factory.
 	DefaultHistories = 20
 	// DefaultDiagnosticsLimit is the most diagnostics the
 	// bounded-diagnostics check accepts after many failures.
 	DefaultDiagnosticsLimit = 1000
 )
 
-// HistoryGenerator returns a generator of valid canonical histories whose
-// messages belong to runtimeID and sessionID. gen.History is the default.
-type HistoryGenerator func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message]
-
-// Option configures how checks run: Run, Verify, Start, Check.Run and
-// RunChecks take them.
+// Option configures how checks run. Every face of the catalogue takes the
+// same options: Run, Verify, Start, Check.Run and RunChecks here, Describe,
+// Run and Fuzz in package spec, and the flags of package cli (each flag
+// sets one option; docs/conformance.md lists them side by side).
 type Option func(*options)
 
+// Settings is what a list of options comes to: the values the checks run
+// with. Resolve computes it, so that a face of the catalogue (package spec,
+// package cli) reads the same values the checks read.
+type Settings struct {
+	// Name is the name reports and suites show for the factory; "" means
+	// the factory's own Name.
+	Name string
+	// CallTimeout bounds every adapter call (0 or less: no bound).
+	CallTimeout time.Duration
+	// Histories is how many generated histories the projection check and
+	// the property spec hand the factory (0 or less skips the check).
+	Histories int
+	// LeftOut lists the families of history shapes no generated history
+	// holds.
+	LeftOut []gen.Family
+	// Seed is the seed of the checks that draw random probes; 0 draws a
+	// fresh one per check.
+	Seed uint64
+	// RequiredCapabilities lists the capabilities whose checks fail rather
+	// than skip when the adapter does not declare them.
+	RequiredCapabilities []contract.CapabilityID
+	// Checks lists the ids of the checks RunChecks runs; empty means all.
+	Checks []string
+	// DiagnosticsLimit is the most diagnostics bounded-diagnostics accepts.
+	DiagnosticsLimit int
+}
+
 type options struct {
-	callTimeout      time.Duration
-	histories        int
-	generator        HistoryGenerator
-	diagnosticsLimit int
-	required         []contract.CapabilityID
-	only             []string
-	tb               testing.TB
-	leftOut          []gen.Family
-	seed             uint64 // 0: a fresh random seed per check
+	Settings
+	tb testing.TB
 }
 
 func newOptions(opts []Option) *options {
-	o := &options{callTimeout: DefaultCallTimeout, histories: DefaultHistories,
-		generator: gen.History, diagnosticsLimit: DefaultDiagnosticsLimit}
+	o := &options{Settings: Settings{CallTimeout: DefaultCallTimeout, Histories: DefaultHistories,
+		DiagnosticsLimit: DefaultDiagnosticsLimit}}
 	for _, opt := range opts {
 		opt(o)
 	}
 	return o
 }
 
+// Resolve returns the settings opts come to, the defaults filled in.
+func Resolve(opts ...Option) Settings {
+	s := newOptions(opts).Settings
+	s.LeftOut = slices.Clone(s.LeftOut)
+	s.RequiredCapabilities = slices.Clone(s.RequiredCapabilities)
+	s.Checks = slices.Clone(s.Checks)
+	return s
+}
+
+// nameOf is the name reports show for factory under these options.
+func (o *options) nameOf(factory Factory) string {
+	if o.Name != "" {
+		return o.Name
+	}
+	return factory.Name()
+}
+
+// WithName sets the name reports and suites show for the factory (the
+// factory's Name by default), for example to tell apart several embeddings
+// of one factory in a Ginkgo suite.
+func WithName(name string) Option { return func(o *options) { o.Name = name } }
+
 // WithCallTimeout bounds every adapter call a check makes — factory Create,
 // every adapter method, Shutdown, cleanup — and hands the call a context
 // that expires with the bound. A call that does not return in time fails
 // its check ("Shutdown did not return within 10s") and the run goes on. 0
 // or less means no bound.
-func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.callTimeout = d } }
+func WithCallTimeout(d time.Duration) Option { return func(o *options) { o.CallTimeout = d } }
 
 // WithHistories sets how many generated histories the projection check
-// hands the factory (DefaultHistories by default). 0 or less skips the
-// check, saying so.
-func WithHistories(n int) Option { return func(o *options) { o.histories = n } }
+// (and the property spec of package spec) hands the factory
+// (DefaultHistories by default). 0 or less skips the check, saying so.
+func WithHistories(n int) Option { return func(o *options) { o.Histories = n } }
 
-// WithHistoryGenerator replaces the generator the projection check draws
-// histories from (gen.History by default), for a runtime that can hold
-// only some histories; every history drawn must still be valid.
-func WithHistoryGenerator(g HistoryGenerator) Option { return func(o *options) { o.generator = g } }
-
-// WithoutFamilies makes the projection check draw its histories from
-// gen.HistoryWithout, leaving out the given families of shapes, for a
-// runtime that cannot represent them; the run report lists them. It panics
-// on a value that is not one of gen.Families (use gen.ParseFamily on
-// user input).
+// WithoutFamilies makes every generated history a history without the
+// given families of shapes (gen.HistoryWithout), for a runtime that cannot
+// represent them; the run report lists them. It panics on a value that is
+// not one of gen.Families (use gen.ParseFamily on user input).
 func WithoutFamilies(fams ...gen.Family) Option {
+	for _, f := range fams {
+		if _, err := gen.ParseFamily(string(f)); err != nil {
+			panic("conformance.WithoutFamilies: " + err.Error())
+		}
+	}
 	return func(o *options) {
-		o.leftOut = append(o.leftOut, fams...)
-		leave := slices.Clone(o.leftOut)
-		o.generator = func(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
-			return gen.HistoryWithout(runtimeID, sessionID, leave...)
+		for _, f := range fams {
+			if !slices.Contains(o.LeftOut, f) {
+				o.LeftOut = append(o.LeftOut, f)
+			}
 		}
 	}
 }
@@ -85,22 +122,24 @@ func WithoutFamilies(fams ...gen.Family) Option {
 // WithSeed makes the checks that draw random probes (privacy-probes,
 // privacy-engine) draw them from seed instead of a fresh random one, to
 // reproduce a failure: every such failure names its seed.
-func WithSeed(seed uint64) Option { return func(o *options) { o.seed = seed } }
+func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 
 // WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
 // check accepts (DefaultDiagnosticsLimit by default).
-func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.diagnosticsLimit = n } }
+func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.DiagnosticsLimit = n } }
 
 // WithRequiredCapabilities makes the checks of the given capabilities
 // required: when the adapter does not declare one of them as supported,
 // its checks fail instead of being skipped.
 func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
-	return func(o *options) { o.required = append(o.required, ids...) }
+	return func(o *options) { o.RequiredCapabilities = append(o.RequiredCapabilities, ids...) }
 }
 
 // WithChecks makes RunChecks run only the checks with the given ids (in
 // catalogue order). Unknown ids are reported as errors of the run.
-func WithChecks(ids ...string) Option { return func(o *options) { o.only = append(o.only, ids...) } }
+func WithChecks(ids ...string) Option {
+	return func(o *options) { o.Checks = append(o.Checks, ids...) }
+}
 
 // WithTB hands the running test to every factory call as Setup.TB, so
 // that a factory can use its TempDir, Cleanup and Log. Package spec sets it

@@ -37,8 +37,8 @@ func checkPrivacyProbes(ctx context.Context, s *Session) error {
 
 // seed returns the run's seed, or a fresh random one.
 func (e *env) seed() uint64 {
-	if e.opts.seed != 0 {
-		return e.opts.seed
+	if e.opts.Seed != 0 {
+		return e.opts.Seed
 	}
 	return randomSeed()
 }

@@ -14,14 +14,14 @@ import (
 // 1..n of the run's history generator) and checks each snapshot is their
 // faithful projection.
 func checkProjection(ctx context.Context, e *env) error {
-	n := e.opts.histories
+	n := e.opts.Histories
 	if n <= 0 {
 		return skip("no generated histories were asked for")
 	}
 	e.refused = refusals{}
 	for seed := 1; seed <= n; seed++ {
 		fx := NewFixture()
-		fx.Messages = e.opts.generator(fx.RuntimeID, fx.SessionID).Example(seed)
+		fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, e.opts.LeftOut...).Example(seed)
 		err := projectOne(ctx, e, fx)
 		if reason, ok := refusalReason(err); ok {
 			if err := mayRefuse(fx.Messages, reason); err != nil {
@@ -45,9 +45,9 @@ func (e *env) refusalVerdict(n int) error {
 	if refused > 0 {
 		e.note += fmt.Sprintf(", %d refused: %s", refused, e.refused)
 	}
-	if len(e.opts.leftOut) > 0 {
-		names := make([]string, len(e.opts.leftOut))
-		for i, f := range e.opts.leftOut {
+	if len(e.opts.LeftOut) > 0 {
+		names := make([]string, len(e.opts.LeftOut))
+		for i, f := range e.opts.LeftOut {
 			names[i] = string(f)
 		}
 		e.note += "; families left out: " + strings.Join(names, ", ")

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
 // env is what a check's function runs in: the factory, the options, and
@@ -96,7 +96,7 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 	}
 	status, f, reason := result(c.ID, err)
 	r := Result{ID: c.ID, Kind: c.Kind, Capability: c.Capability, Status: status, Failure: f, SkipReason: reason}
-	if status == StatusSkip && slices.Contains(e.opts.required, c.Capability) {
+	if status == StatusSkip && slices.Contains(e.opts.RequiredCapabilities, c.Capability) {
 		r.Status, r.SkipReason = StatusFail, ""
 		r.Failure = &Failure{Check: c.ID, Code: c.ID + codeAssertionFailed,
 			Rule:     "a required capability is declared supported, so its checks run",
@@ -164,15 +164,15 @@ func (r RunReport) Counts() (passed, failed, skipped int) {
 func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	t0 := time.Now()
 	o := newOptions(opts)
-	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(factory.Name()), LeftOut: o.leftOut}
+	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(o.nameOf(factory)), LeftOut: o.LeftOut}
 	checks := Checks()
-	if len(o.only) > 0 {
-		for _, id := range o.only {
+	if len(o.Checks) > 0 {
+		for _, id := range o.Checks {
 			if _, ok := CheckByID(id); !ok {
 				rep.Problems = append(rep.Problems, fmt.Sprintf("no check has the id %q", scrub(id)))
 			}
 		}
-		checks = slices.DeleteFunc(checks, func(c Check) bool { return !slices.Contains(o.only, c.ID) })
+		checks = slices.DeleteFunc(checks, func(c Check) bool { return !slices.Contains(o.Checks, c.ID) })
 	}
 	for _, c := range checks {
 		e := &env{factory: factory, opts: o}

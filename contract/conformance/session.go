@@ -53,10 +53,10 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	setup.Fixture = fixture.clone()
 	var inst Instance
 	err = guard(func() error {
-		cctx, cancel := boundedContext(ctx, o.callTimeout)
+		cctx, cancel := boundedContext(ctx, o.CallTimeout)
 		defer cancel()
 		var cerr error
-		bounded("Factory.Create", o.callTimeout, func() { inst, cerr = factory.Create(cctx, setup) })
+		bounded("Factory.Create", o.CallTimeout, func() { inst, cerr = factory.Create(cctx, setup) })
 		return cerr
 	})
 	if err != nil {
@@ -70,13 +70,13 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 		case !errors.Is(err, ErrFactory):
 			err = &scrubbedError{prefix: ErrFactory, err: err}
 		}
-		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup, o.callTimeout))
+		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup, o.CallTimeout))
 	}
 	if inst.Adapter == nil {
-		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.callTimeout))
+		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.CallTimeout))
 	}
 	return &Session{fixture: fixture, transport: transport, instance: inst,
-		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.callTimeout}}, nil
+		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}, nil
 }
 
 // Adapter returns the adapter under test; every call is bounded.
@@ -176,7 +176,7 @@ func Run(ctx context.Context, factory Factory, opts ...Option) (Report, error) {
 	if err := s.Close(ctx); err != nil {
 		return Report{}, err
 	}
-	return newReport(factory.Name(), results), nil
+	return newReport(newOptions(opts).nameOf(factory), results), nil
 }
 
 // Verify is Run for callers that want explanations rather than a report: it

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/internal/jsstring"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // reach measures what a run of generated histories exercises.

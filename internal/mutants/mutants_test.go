@@ -112,11 +112,11 @@ func TestMutantSuite(t *testing.T) {
 		t.Skip("runs as a child process of TestSuiteKillsEveryMutant")
 	}
 	if shard == 0 {
-		spec.Describe(base(), spec.WithName(correctName), spec.WithSeed(seed))
+		spec.Describe(base(), conformance.WithName(correctName), conformance.WithSeed(seed))
 	}
 	for i, m := range mutants.Catalogue() {
 		if i%shards == shard {
-			spec.Describe(m.Factory(base()), spec.WithName("mutant "+m.Name), spec.WithSeed(seed))
+			spec.Describe(m.Factory(base()), conformance.WithName("mutant "+m.Name), conformance.WithSeed(seed))
 		}
 	}
 	gomega.RegisterFailHandler(ginkgo.Fail)

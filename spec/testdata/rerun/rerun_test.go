@@ -66,7 +66,7 @@ func factory() conformance.Factory {
 }
 
 var _ = ginkgo.Describe("my adapter", ginkgo.Label("my-adapter"), func() {
-	spec.Describe(factory(), spec.WithCallTimeout(300*time.Millisecond), spec.WithPropertyChecks(5))
+	spec.Describe(factory(), conformance.WithCallTimeout(300*time.Millisecond), conformance.WithHistories(5))
 })
 
 func TestRerunSuite(t *testing.T) {
@@ -83,5 +83,5 @@ func FuzzBroken(f *testing.F) {
 	if os.Getenv(childEnv) == "" {
 		f.Skip("runs as a child process of the spec package's fuzz test")
 	}
-	spec.Fuzz(f, factory(), spec.WithCallTimeout(300*time.Millisecond))
+	spec.Fuzz(f, factory(), conformance.WithCallTimeout(300*time.Millisecond))
 }

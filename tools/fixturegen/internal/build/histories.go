@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/fixtures"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/fixtures"
 )
 
 // history is the definition of one valid fixture history.

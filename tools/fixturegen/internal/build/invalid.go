@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/ds4context/adapterkit/contract"
-	"github.com/ds4context/adapterkit/fixtures"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/fixtures"
 )
 
 // invalidBases are the valid histories mutations are applied to, in order

@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
+)
+
+// optionFlag is a flag of the conform command that sets one option of
+// package conformance: the one place a flag is tied to its option, so the
+// two never mean different things. A flag that is not given sets nothing,
+// and the option keeps its default.
+type optionFlag struct {
+	name, usage string
+	// define defines the flag on fs and returns what turns its parsed
+	// value into options.
+	define func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error)
+}
+
+// optionFlags is every flag that sets an option, in the order the usage
+// text lists them.
+var optionFlags = []optionFlag{
+	{"name", "factory `name` for reports (default: the name the adapter gives)",
+		stringFlag(func(v string) (conformance.Option, error) { return conformance.WithName(v), nil })},
+	{"timeout", "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check (default " + conformance.DefaultCallTimeout.String() + ")",
+		durationFlag(conformance.WithCallTimeout)},
+	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it (default %d)", conformance.DefaultHistories),
+		intFlag(conformance.WithHistories)},
+	{"seed", "draw the random probes of the privacy checks from this `seed`, to reproduce a failure (default: a fresh one)",
+		uintFlag(conformance.WithSeed)},
+	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
+		listFlag(func(ids []string) (conformance.Option, error) {
+			for _, id := range ids {
+				if _, ok := conformance.CheckByID(id); !ok {
+					return nil, fmt.Errorf("no check has the id %q (adapterkit conform -h lists them)", conformance.Redact(id))
+				}
+			}
+			return conformance.WithChecks(ids...), nil
+		})},
+	{"require", "make the checks of this `capability` fail rather than skip when the adapter does not declare it (repeatable)",
+		listFlag(func(ids []string) (conformance.Option, error) {
+			caps := make([]contract.CapabilityID, len(ids))
+			for i, id := range ids {
+				if !contract.IsRegisteredCapability(id) {
+					return nil, fmt.Errorf("%q is not a capability of the registry %q", conformance.Redact(id), contract.CapabilityIDs())
+				}
+				caps[i] = contract.CapabilityID(id)
+			}
+			return conformance.WithRequiredCapabilities(caps...), nil
+		})},
+	{"leave-out", "draw no generated history of this shape `family` (repeatable): " + familyNames(),
+		listFlag(func(names []string) (conformance.Option, error) {
+			fams := make([]gen.Family, len(names))
+			for i, name := range names {
+				f, err := gen.ParseFamily(name)
+				if err != nil {
+					return nil, err
+				}
+				fams[i] = f
+			}
+			return conformance.WithoutFamilies(fams...), nil
+		})},
+}
+
+// defineOptionFlags defines every option flag on fs and returns what
+// collects their options once fs is parsed; an error names the flag.
+func defineOptionFlags(fs *flag.FlagSet) func() ([]conformance.Option, error) {
+	type bound struct {
+		name    string
+		options func() ([]conformance.Option, error)
+	}
+	all := make([]bound, len(optionFlags))
+	for i, f := range optionFlags {
+		all[i] = bound{f.name, f.define(fs, f.name, f.usage)}
+	}
+	return func() ([]conformance.Option, error) {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		var opts []conformance.Option
+		for _, b := range all {
+			if !set[b.name] {
+				continue
+			}
+			o, err := b.options()
+			if err != nil {
+				return nil, fmt.Errorf("--%s: %w", b.name, err)
+			}
+			opts = append(opts, o...)
+		}
+		return opts, nil
+	}
+}
+
+func stringFlag(opt func(string) (conformance.Option, error)) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.String(name, "", usage)
+		return func() ([]conformance.Option, error) { return one(opt(*v)) }
+	}
+}
+
+func durationFlag(opt func(time.Duration) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.Duration(name, 0, usage)
+		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+	}
+}
+
+func intFlag(opt func(int) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.Int(name, 0, usage)
+		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+	}
+}
+
+func uintFlag(opt func(uint64) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.Uint64(name, 0, usage)
+		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+	}
+}
+
+func listFlag(opt func([]string) (conformance.Option, error)) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		var v repeated
+		fs.Var(&v, name, usage)
+		return func() ([]conformance.Option, error) { return one(opt(v)) }
+	}
+}
+
+func one(o conformance.Option, err error) ([]conformance.Option, error) {
+	if err != nil {
+		return nil, err
+	}
+	return []conformance.Option{o}, nil
+}
+
+// repeated is a flag that may be given several times, each time one value
+// or several separated by commas.
+type repeated []string
+
+func (r *repeated) String() string { return strings.Join(*r, ",") }
+
+func (r *repeated) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*r = append(*r, s)
+		}
+	}
+	return nil
+}
+
+// familyNames lists the history families --leave-out takes.
+func familyNames() string {
+	var names []string
+	for _, f := range gen.Families() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
