@@ -73,7 +73,8 @@ type probeCase struct {
 	local    bool
 	// clean is set when no marker in the payload raises the payload's
 	// default class (no leading marker in a value, no broken marker
-	// structure), so allowed content must reach a remote provider.
+	// structure, no member name in content context with a marker outside
+	// a closed pair), so allowed content must reach a remote provider.
 	clean bool
 	// failing names the uninspectable value nested in the payload ("" for
 	// an inspectable one) and failPath where it sits.
@@ -194,6 +195,10 @@ type probeGen struct {
 	// written into a JSON string (a quote there is preceded by a
 	// backslash and no longer closes the value).
 	noQuote bool
+	// raised is set once the payload holds a member name in content
+	// context with an opening marker outside a closed pair, which raises
+	// the payload's default class.
+	raised bool
 }
 
 const (
@@ -408,6 +413,7 @@ func (g *probeGen) keyName(path string, ctx bool) string {
 	case d < 4:
 		class := pick(g.r, blockedClasses)
 		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyLead, path: path, class: class, blocked: true, key: true})
+		g.raised = g.raised || ctx
 		return g.marker(class, false) + tok
 	case d < 5 && ctx:
 		var s string
@@ -625,7 +631,7 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
 
 // payloadCase builds one payload in mode for provider p.
 func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probeCase {
-	g.plants, g.mode = nil, mode
+	g.plants, g.mode, g.raised = nil, mode, false
 	root := pobj()
 	c := &probeCase{index: index, provider: p.name, local: p.local, clean: mode == modeClean}
 	// Each slot places text under a content key at some depth; a payload
@@ -650,6 +656,7 @@ func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probe
 		c.failPath = g.nestBad(root, u.make)
 	}
 	c.tree, c.plants = root, g.plants
+	c.clean = c.clean && !g.raised
 	switch {
 	case mode == modeFailing:
 		c.shape = shapeMap

@@ -194,7 +194,7 @@ func (e *Engine) SanitizeText(provider, text string) (TextResult, error) {
 	}
 	z := sanitizer{allowed: mask, redact: e.redact && dest == Remote}
 	var fl floorState
-	fl.scan(text, 0)
+	fl.value(text)
 	z.def = Max(e.def, fl.finish())
 	st := textStats{class: z.def}
 	out := z.text(text, &st)

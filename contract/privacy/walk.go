@@ -33,15 +33,26 @@ func classifyKey(name string) keyClass {
 	return keyOther
 }
 
+// openMarker is one entry of the marker stack: the class of an opening
+// marker, the string it is in, and the highest class of it and every entry
+// below it.
+type openMarker struct {
+	class, upto Classification
+	in          int
+}
+
 // floorState tracks marker structure across the strings of a payload, in
-// walk order. One marker may be open at a time; a pair must open and close
-// in the same string.
+// walk order. Open markers form a stack: an opening marker while others
+// are open raises the floor to every open class and its own and is
+// pushed; a closing marker pops the top entry, and raises the floor to
+// both classes unless the entry is of its class and in the same string;
+// markers still open at the end raise the floor to their classes.
 type floorState struct {
-	floor     Classification // "" while no anomaly was seen
-	open      Classification // "" when no marker is open
-	openIn    int            // index of the string the open marker is in
-	markers   []marker
-	stringIdx int
+	floor   Classification // "" while no anomaly was seen
+	open    []openMarker
+	markers []marker
+	pairs   []pair
+	strings int // strings scanned so far: the index of the next one
 }
 
 func (f *floorState) raise(cs ...Classification) {
@@ -50,61 +61,93 @@ func (f *floorState) raise(cs ...Classification) {
 	}
 }
 
-// scan feeds the markers of string number idx.
-func (f *floorState) scan(s string, idx int) {
+// value feeds the markers of the next string value.
+func (f *floorState) value(s string) {
+	idx := f.strings
+	f.strings++
 	f.markers = findMarkers(f.markers[:0], s)
 	for _, m := range f.markers {
+		n := len(f.open)
 		switch {
 		case !m.closing:
-			if f.open != "" {
-				f.raise(f.open, m.class) // nesting
+			upto := m.class
+			if n > 0 {
+				upto = Max(upto, f.open[n-1].upto)
+				f.raise(upto) // nesting
 			}
-			f.open, f.openIn = m.class, idx
-		case f.open == "":
+			f.open = append(f.open, openMarker{class: m.class, upto: upto, in: idx})
+		case n == 0:
 			f.raise(m.class) // stray close
-		case f.open != m.class:
-			f.raise(f.open, m.class) // mismatched close
-			f.open = ""
 		default:
-			if f.openIn != idx {
-				f.raise(m.class) // pair split across strings
+			top := f.open[n-1]
+			f.open = f.open[:n-1]
+			if top.class != m.class || top.in != idx {
+				f.raise(top.class, m.class) // mismatched close, or a pair split across strings
 			}
-			f.open = ""
 		}
 	}
 }
 
-// finish returns the floor, counting a marker left open at the end.
+// name feeds a member name in content context: every opening marker that
+// does not begin a closed pair of the name (an unclosed or leading marker,
+// or one nested inside another pair) raises the floor to its class. A
+// name's markers do not enter the stack.
+func (f *floorState) name(s string) {
+	f.markers = findMarkers(f.markers[:0], s)
+	if len(f.markers) == 0 {
+		return
+	}
+	f.pairs = findPairs(f.pairs[:0], f.markers)
+	p := 0
+	for _, m := range f.markers {
+		if m.closing {
+			continue
+		}
+		for p < len(f.pairs) && f.pairs[p].open.start < m.start {
+			p++
+		}
+		if p < len(f.pairs) && f.pairs[p].open.start == m.start {
+			continue // opens a closed pair
+		}
+		f.raise(m.class)
+	}
+}
+
+// finish returns the floor, counting every marker left open at the end.
 func (f *floorState) finish() Classification {
-	if f.open != "" {
-		f.raise(f.open)
+	if n := len(f.open); n > 0 {
+		f.raise(f.open[n-1].upto)
 	}
 	return f.floor
 }
 
 // markerFloor computes the marker-structure floor of a payload: the
 // highest class involved in nesting, a stray or mismatched close, a pair
-// split across strings or a marker left open; "" when there is none. Only
-// string values count, not keys.
+// split across strings or a marker left open, or held by an opening
+// marker outside a closed pair in a member name in content context; ""
+// when there is none.
 func markerFloor(root jsonw.Value) Classification {
 	var f floorState
-	var walk func(v jsonw.Value)
-	walk = func(v jsonw.Value) {
+	var walk func(v jsonw.Value, ctx bool)
+	walk = func(v jsonw.Value, ctx bool) {
 		switch v.Kind {
 		case jsonw.String:
-			f.scan(v.Str, f.stringIdx)
-			f.stringIdx++
+			f.value(v.Str)
 		case jsonw.Array:
 			for _, item := range v.Items {
-				walk(item)
+				walk(item, ctx)
 			}
 		case jsonw.Object:
 			for _, m := range v.Members {
-				walk(m.Value)
+				kc := classifyKey(m.Name)
+				if ctx {
+					f.name(m.Name)
+				}
+				walk(m.Value, ctx || kc == keyContent)
 			}
 		}
 	}
-	walk(root)
+	walk(root, false)
 	return f.finish()
 }
 
