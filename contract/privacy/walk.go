@@ -1,14 +1,16 @@
 package privacy
 
 import (
+	"encoding/base64"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
-// kindBinary marks a Value holding binary data (a Go []byte) in Str. It
-// is written as base64, as encoding/json writes []byte.
+// kindBinary marks a Value (in Str) or a Token (in Text) holding binary
+// data, a Go []byte. It is written as base64, as encoding/json writes
+// []byte.
 const kindBinary jsonw.Kind = 'b'
 
 // keyClass is how an object key steers the walk.
@@ -52,7 +54,8 @@ type floorState struct {
 	open    []openMarker
 	markers []marker
 	pairs   []pair
-	strings int // strings scanned so far: the index of the next one
+	next    []int32 // findPairs' scratch
+	strings int     // strings scanned so far: the index of the next one
 }
 
 func (f *floorState) raise(cs ...Classification) {
@@ -97,7 +100,7 @@ func (f *floorState) name(s string) {
 	if len(f.markers) == 0 {
 		return
 	}
-	f.pairs = findPairs(f.pairs[:0], f.markers)
+	f.pairs = findPairs(f.pairs[:0], f.markers, &f.next)
 	p := 0
 	for _, m := range f.markers {
 		if m.closing {
@@ -121,97 +124,213 @@ func (f *floorState) finish() Classification {
 	return f.floor
 }
 
-// markerFloor computes the marker-structure floor of a payload: the
-// highest class involved in nesting, a stray or mismatched close, a pair
-// split across strings or a marker left open, or held by an opening
+// markerFloor computes the marker-structure floor of a flattened payload:
+// the highest class involved in nesting, a stray or mismatched close, a
+// pair split across strings or a marker left open, or held by an opening
 // marker outside a closed pair in a member name in content context; ""
 // when there is none.
-func markerFloor(root jsonw.Value) Classification {
+func markerFloor(toks []jsonw.Token) Classification {
 	var f floorState
-	var walk func(v jsonw.Value, ctx bool)
-	walk = func(v jsonw.Value, ctx bool) {
-		switch v.Kind {
+	i := 0
+	var walk func(ctx bool)
+	walk = func(ctx bool) {
+		t := &toks[i]
+		i++
+		switch t.Kind {
 		case jsonw.String:
-			f.value(v.Str)
+			f.value(t.Text)
 		case jsonw.Array:
-			for _, item := range v.Items {
-				walk(item, ctx)
+			for range t.N {
+				walk(ctx)
 			}
 		case jsonw.Object:
-			for _, m := range v.Members {
-				kc := classifyKey(m.Name)
+			for range t.N {
+				name := toks[i].Text
+				i++
 				if ctx {
-					f.name(m.Name)
+					f.name(name)
 				}
-				walk(m.Value, ctx || kc == keyContent)
+				walk(ctx || classifyKey(name) == keyContent)
 			}
 		}
 	}
-	walk(root, false)
+	walk(false)
 	return f.finish()
 }
 
-// walker sanitises a payload tree.
+// walker sanitises a flattened payload and writes the result as
+// JSON.stringify writes it, in one pass over the tokens.
 type walker struct {
 	sanitizer
-	st textStats
+	st    textStats
+	toks  []jsonw.Token
+	next  int    // the token to read next
+	out   []byte // the JSON written so far
+	names []string
+	spans []int
 }
 
-// value returns v sanitised, reusing v's storage. key classifies the
-// member name v is the value of (array items inherit their array's); ctx
+// value sanitises and writes the next value. key classifies the member
+// name it is the value of (array items inherit their array's); ctx
 // reports content context.
-func (w *walker) value(v jsonw.Value, key keyClass, ctx bool) jsonw.Value {
-	switch v.Kind {
+func (w *walker) value(key keyClass, ctx bool) {
+	t := &w.toks[w.next]
+	w.next++
+	switch t.Kind {
 	case jsonw.String:
-		if (ctx && key != keyStructural) || hasMarker(v.Str) {
-			v.Str = w.text(v.Str, &w.st)
+		s := t.Text
+		if (ctx && key != keyStructural) || hasMarker(s) {
+			s = w.text(s, &w.st)
 		}
+		w.str(s, t)
 	case kindBinary:
+		data := t.Text
 		if ctx && !w.allows(w.def) {
-			v.Str = ""
+			data = ""
 			w.st.blocked++
 			w.st.changed = true
 		}
+		w.out = append(w.out, '"')
+		w.out = base64.StdEncoding.AppendEncode(w.out, []byte(data))
+		w.out = append(w.out, '"')
 	case jsonw.Array:
-		for i, item := range v.Items {
-			v.Items[i] = w.value(item, key, ctx)
+		w.out = append(w.out, '[')
+		for i := range t.N {
+			if i > 0 {
+				w.out = append(w.out, ',')
+			}
+			w.value(key, ctx)
 		}
+		w.out = append(w.out, ']')
 	case jsonw.Object:
-		v.Members = w.object(v.Members, ctx)
+		w.object(t.N, ctx)
+	default:
+		w.out = append(w.out, t.Text...)
 	}
-	return v
 }
 
-// object sanitises the members of an object in content context ctx. It
-// rewrites ms in place: the tree belongs to the call being served.
-func (w *walker) object(ms []jsonw.Member, ctx bool) []jsonw.Member {
-	out := ms[:0]
-	var names map[string]struct{} // built once a name has changed
-	for idx, m := range ms {
-		kc := classifyKey(m.Name)
-		name := m.Name
+// str writes s, the sanitised text of token t: t's own literal when s is
+// its text unchanged and the literal held no escape, else s written as
+// JSON.stringify writes it.
+func (w *walker) str(s string, t *jsonw.Token) {
+	if t.Verbatim && s == t.Text {
+		w.out = append(w.out, '"')
+		w.out = append(w.out, s...)
+		w.out = append(w.out, '"')
+		return
+	}
+	w.out = jsonw.AppendString(w.out, s)
+}
+
+// object sanitises and writes an object of n members in content context
+// ctx. A name that collides with an earlier one after sanitising gets
+// "_<index>" appended until it is unique; when a sanitised name is an
+// array index, the members written are put back in JavaScript property
+// order.
+func (w *walker) object(n int, ctx bool) {
+	start := len(w.out)
+	w.out = append(w.out, '{')
+	base := len(w.names)
+	var taken map[string]struct{} // built once a name has changed
+	for idx := range n {
+		nt := &w.toks[w.next]
+		w.next++
+		kc := classifyKey(nt.Text)
+		name := nt.Text
 		if (ctx && kc == keyOther) || hasMarker(name) {
 			name = w.text(name, &w.st)
 		}
-		child := w.value(m.Value, kc, ctx || kc == keyContent)
-		if names == nil && name != m.Name {
-			names = make(map[string]struct{}, len(ms))
-			for _, o := range out {
-				names[o.Name] = struct{}{}
+		if taken == nil && name != nt.Text {
+			taken = make(map[string]struct{}, n)
+			for _, o := range w.names[base:] {
+				taken[o] = struct{}{}
 			}
 		}
-		if names != nil {
-			_, taken := names[name]
-			for taken {
+		if taken != nil {
+			_, dup := taken[name]
+			for dup {
 				name += "_" + strconv.Itoa(idx)
-				_, taken = names[name]
+				_, dup = taken[name]
 			}
-			names[name] = struct{}{}
+			taken[name] = struct{}{}
 		}
-		out = append(out, jsonw.Member{Name: name, Value: child})
+		w.names = append(w.names, name)
+		if idx > 0 {
+			w.out = append(w.out, ',')
+		}
+		w.spans = append(w.spans, len(w.out))
+		w.str(name, nt)
+		w.out = append(w.out, ':')
+		w.value(kc, ctx || kc == keyContent)
 	}
-	if names != nil {
-		jsonw.OrderMembers(out)
+	w.out = append(w.out, '}')
+	if taken != nil {
+		w.order(start, w.names[base:], w.spans[base:])
 	}
-	return out
+	w.names, w.spans = w.names[:base], w.spans[:base]
+}
+
+// order puts the members of the object written at w.out[start:] in
+// JavaScript property order, as an object built by assigning them in turn
+// holds them: array-index names first in ascending order, then the others
+// in their order. names and spans hold each member's name and offset.
+func (w *walker) order(start int, names []string, spans []int) {
+	ms := make([]jsonw.Member, 0, len(names))
+	index := false
+	for i, name := range names {
+		end := len(w.out) - 1 // the closing brace
+		if i+1 < len(spans) {
+			end = spans[i+1] - 1 // the comma
+		}
+		_, ok := jsonw.ArrayIndex(name)
+		index = index || ok
+		ms = append(ms, jsonw.Member{Name: name, Value: jsonw.Value{Str: string(w.out[spans[i]:end])}})
+	}
+	if !index {
+		return
+	}
+	jsonw.OrderMembers(ms)
+	w.out = append(w.out[:start], '{')
+	for i, m := range ms {
+		if i > 0 {
+			w.out = append(w.out, ',')
+		}
+		w.out = append(w.out, m.Value.Str...)
+	}
+	w.out = append(w.out, '}')
+}
+
+// write writes the next value as it is (a disabled configuration), binary
+// data as base64.
+func (w *walker) write() {
+	t := &w.toks[w.next]
+	w.next++
+	switch t.Kind {
+	case jsonw.String:
+		w.str(t.Text, t)
+	case kindBinary:
+		w.out = append(w.out, '"')
+		w.out = base64.StdEncoding.AppendEncode(w.out, []byte(t.Text))
+		w.out = append(w.out, '"')
+	case jsonw.Array, jsonw.Object:
+		open, closing := byte('['), byte(']')
+		if t.Kind == jsonw.Object {
+			open, closing = '{', '}'
+		}
+		w.out = append(w.out, open)
+		for i := range t.N {
+			if i > 0 {
+				w.out = append(w.out, ',')
+			}
+			if t.Kind == jsonw.Object {
+				w.str(w.toks[w.next].Text, &w.toks[w.next])
+				w.next++
+				w.out = append(w.out, ':')
+			}
+			w.write()
+		}
+		w.out = append(w.out, closing)
+	default:
+		w.out = append(w.out, t.Text...)
+	}
 }
