@@ -191,7 +191,7 @@ func checkProbeCounts(res contract.PrivacyResult, c *probeCase, where string) er
 	markers, blocked, secrets := false, false, false
 	for _, p := range c.plants {
 		switch {
-		case p.kind == kindAnomaly:
+		case p.kind == kindAnomaly || p.kind == kindSplitPair || p.kind == kindOpenBelow:
 			// A stray or unclosed marker alone does not set changed.
 		case p.class != "":
 			markers = true
