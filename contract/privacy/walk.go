@@ -2,6 +2,7 @@ package privacy
 
 import (
 	"encoding/base64"
+	"slices"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
@@ -275,19 +276,18 @@ func (w *walker) object(n int, ctx bool) {
 // holds them: array-index names first in ascending order, then the others
 // in their order. names and spans hold each member's name and offset.
 func (w *walker) order(start int, names []string, spans []int) {
-	ms := make([]jsonw.Member, 0, len(names))
-	index := false
+	if !slices.ContainsFunc(names, func(n string) bool { _, ok := jsonw.ArrayIndex(n); return ok }) {
+		return // already in order: only the names written changed
+	}
+	// Each member's JSON (name, colon and value) rides in Value.Str, so
+	// that OrderMembers can sort the members by name.
+	ms := make([]jsonw.Member, len(names))
 	for i, name := range names {
 		end := len(w.out) - 1 // the closing brace
 		if i+1 < len(spans) {
 			end = spans[i+1] - 1 // the comma
 		}
-		_, ok := jsonw.ArrayIndex(name)
-		index = index || ok
-		ms = append(ms, jsonw.Member{Name: name, Value: jsonw.Value{Str: string(w.out[spans[i]:end])}})
-	}
-	if !index {
-		return
+		ms[i] = jsonw.Member{Name: name, Value: jsonw.Value{Str: string(w.out[spans[i]:end])}}
 	}
 	jsonw.OrderMembers(ms)
 	w.out = append(w.out[:start], '{')
