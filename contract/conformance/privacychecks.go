@@ -24,7 +24,8 @@ const privacyEngineCount = 32
 // checkPrivacyProbes sends a batch of generated payloads (see
 // privacyprobe.go), drawn from a fresh random seed, through EnforcePrivacy
 // and Complete, and checks them against the default privacy policy: no
-// blocked-class token and no secret reaches a remote provider, in the
+// blocked-class token (including text that only the marker-structure
+// floor withholds) and no secret reaches a remote provider, in the
 // result or at the transport; allowed content and unmarked member names of
 // a clean payload reach it unchanged; a local provider receives
 // everything; each provider gets the right destination; and a payload
@@ -46,8 +47,8 @@ func (e *env) seed() uint64 {
 func privacyChecks() []Check {
 	return []Check{
 		{ID: CheckPrivacyProbes, Kind: KindExtended,
-			Summary: fmt.Sprintf("keeps %d generated payloads' local-only content and secrets from remote providers: random probes in every content key, marker class and casing, escaped names, look-alike providers, partly inspectable values", privacyProbeCount),
-			Rule:    "no content of a class the destination does not allow, and no secret, reaches a remote provider — whatever the key, depth, marker casing or escaping; allowed content does; a payload that cannot be fully inspected fails closed without a transport call",
+			Summary: fmt.Sprintf("keeps %d generated payloads' local-only content and secrets from remote providers: random probes in every content key, marker class and casing, broken marker structure, escaped names, look-alike providers, partly inspectable values", privacyProbeCount),
+			Rule:    "no content of a class the destination does not allow, and no secret, reaches a remote provider — whatever the key, depth, marker casing, marker structure or escaping; allowed content does; a payload that cannot be fully inspected fails closed without a transport call",
 			run: func(ctx context.Context, e *env) error {
 				s, err := e.start(ctx)
 				if err != nil {
@@ -191,7 +192,7 @@ func checkProbeCounts(res contract.PrivacyResult, c *probeCase, where string) er
 	markers, blocked, secrets := false, false, false
 	for _, p := range c.plants {
 		switch {
-		case p.kind == kindAnomaly:
+		case p.kind == kindAnomaly || p.kind == kindSplitPair || p.kind == kindOpenBelow:
 			// A stray or unclosed marker alone does not set changed.
 		case p.class != "":
 			markers = true

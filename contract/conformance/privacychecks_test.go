@@ -256,6 +256,7 @@ var brokenPrivacyAdapters = []struct {
 	{"matches markers case-sensitively, reporting the reference's metadata", referenceMetadata(mutantEnforcement("case-sensitive-markers")), []string{catchLeak, catchLocal}, true},
 	{"sanitises for ollama any provider containing ollama, reporting the reference's metadata", referenceMetadata(mutantEnforcement("ollama-substring-is-local")), []string{catchLeak, catchSecret}, true},
 	{"redacts secrets only in content members, reporting the reference's metadata", referenceMetadata(mutantEnforcement("redacts-content-members-only")), []string{catchSecret}, true},
+	{"keeps one open marker instead of a stack, reporting the reference's metadata", referenceMetadata(mutantEnforcement("one-slot-marker-floor")), []string{catchLeak}, true},
 	{"quotes the payload in its error", echoPayloadError, []string{catchSanitise}, false},
 }
 

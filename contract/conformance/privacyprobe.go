@@ -37,6 +37,8 @@ const (
 	kindKeyLead      = "blocked-class leading marker in a member name"
 	kindKeySecret    = "credential in a member name"
 	kindAnomaly      = "blocked-class marker with broken structure"
+	kindSplitPair    = "blocked-class pair split across two strings"
+	kindOpenBelow    = "text under an outer marker that a close of an inner one leaves open, before a blocked-class pair"
 	kindSecretPEM    = "PEM private key"
 	kindSecretSK     = "sk- credential"
 	kindSecretSKAnt  = "sk-ant- credential"
@@ -73,7 +75,8 @@ type probeCase struct {
 	local    bool
 	// clean is set when no marker in the payload raises the payload's
 	// default class (no leading marker in a value, no broken marker
-	// structure), so allowed content must reach a remote provider.
+	// structure, no member name in content context with a marker outside
+	// a closed pair), so allowed content must reach a remote provider.
 	clean bool
 	// failing names the uninspectable value nested in the payload ("" for
 	// an inspectable one) and failPath where it sits.
@@ -187,19 +190,26 @@ func defaultLocal(provider string) bool {
 type probeGen struct {
 	r      *rand.Rand
 	plants []plantedProbe
-	// mode is the payload being built: modeClean, modeLeading or
-	// modeAnomaly.
+	// mode is the payload being built: modeClean, modeLeading,
+	// modeAnomaly or modeStack.
 	mode int
 	// noQuote keeps secret assignments unquoted, for text that is itself
 	// written into a JSON string (a quote there is preceded by a
 	// backslash and no longer closes the value).
 	noQuote bool
+	// raised is set once the payload holds a member name in content
+	// context with an opening marker outside a closed pair, which raises
+	// the payload's default class.
+	raised bool
 }
 
 const (
 	modeClean = iota
 	modeLeading
 	modeAnomaly
+	// modeStack payloads hold one marker structure that only a stack of
+	// open markers gets right, and nothing else that raises the floor.
+	modeStack
 	modeFailing
 )
 
@@ -381,19 +391,58 @@ func (g *probeGen) maybe(s string) string {
 
 // anomaly returns marker structure that raises the payload's floor to a
 // blocked class, with a token in it: an escaped opening marker (its close
-// is then stray), a marker nested in a pair, or an unclosed marker.
+// is then stray), a marker nested in a pair, an unclosed marker, a stray
+// close, or a close of another class.
 func (g *probeGen) anomaly(path string) string {
 	class := pick(g.r, blockedClasses)
 	tok := g.plant(plantedProbe{token: g.token(), kind: kindAnomaly, path: path, class: class, blocked: true})
-	switch g.r.IntN(3) {
+	switch g.r.IntN(5) {
 	case 0:
 		return `\` + g.marker(class, false) + tok + g.marker(class, true)
 	case 1:
 		outer := pick(g.r, blockedClasses)
 		return g.marker(outer, false) + "a " + g.marker(class, false) + tok + g.marker(class, true) + " b" + g.marker(outer, true)
+	case 2:
+		return g.filler() + " " + g.marker(class, true) + " " + tok
+	case 3:
+		other := pick(g.r, slices.DeleteFunc(slices.Clone(privacyClasses), func(c string) bool { return c == class }))
+		return g.filler() + " " + g.marker(class, false) + tok + g.marker(other, true)
 	default:
 		return g.filler() + " " + g.marker(class, false) + tok
 	}
+}
+
+var privacyClasses = []string{"normal", "internal", "sensitive", "local-only"}
+
+// structureMessage returns a message whose content parts hold marker
+// structure across two strings, at path messages[].content[].text. In
+// modeStack: an allowed-class marker that stays open because a close
+// pops the inner marker opened after it, then a blocked-class pair, which
+// nests inside the open one and so raises the floor of the payload to its
+// class, and a token at the payload's default class — in one string or
+// the two. An engine that keeps one open slot instead of a stack forgets
+// the outer marker after the close and sends the token. Otherwise: a
+// blocked-class pair split across the two strings.
+func (g *probeGen) structureMessage() *pnode {
+	const path = "messages[].content[].text"
+	var first, second string
+	if g.mode == modeStack {
+		outer, inner := pick(g.r, allowedClasses), pick(g.r, allowedClasses)
+		blocked := pick(g.r, blockedClasses)
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindOpenBelow, path: path, class: blocked, blocked: true})
+		first = g.marker(outer, false) + g.filler() + " " + g.marker(inner, false) + g.filler() + g.marker(outer, true)
+		second = g.marker(blocked, false) + g.filler() + g.marker(blocked, true) + g.sep(false) + tok + " " + g.filler()
+		if g.r.IntN(2) == 0 {
+			first, second = first+g.sep(false)+second, g.filler()
+		}
+	} else {
+		class := pick(g.r, blockedClasses)
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindSplitPair, path: path, class: class, blocked: true})
+		first = g.filler() + " " + g.marker(class, false) + g.filler()
+		second = tok + g.marker(class, true) + " " + g.filler()
+	}
+	part := func(text string) *pnode { return pobj(pmember{"type", pstr("text")}, pmember{"text", pstr(text)}) }
+	return pobj(pmember{"role", pstr("user")}, pmember{"content", parr(part(first), part(second))})
 }
 
 // keyName returns a member name at path in content context: a plain
@@ -405,9 +454,10 @@ func (g *probeGen) keyName(path string, ctx bool) string {
 		class := pick(g.r, blockedClasses)
 		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyPair, path: path, class: class, blocked: true, key: true})
 		return g.marker(class, false) + tok + g.marker(class, true)
-	case d < 4:
+	case d < 4 && !(ctx && g.mode == modeStack):
 		class := pick(g.r, blockedClasses)
 		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyLead, path: path, class: class, blocked: true, key: true})
+		g.raised = g.raised || ctx
 		return g.marker(class, false) + tok
 	case d < 5 && ctx:
 		var s string
@@ -584,8 +634,11 @@ var uninspectableValues = []struct {
 
 // newProbeBatch generates n payloads from seed, spread over the batch's
 // providers so that each appears once n reaches their number. Of every
-// eight payloads, four are clean, two have leading markers, one has
-// broken marker structure and one is partly uninspectable.
+// eight payloads, four are clean, two have leading markers, one has broken
+// marker structure (in turn, anomalies of every kind with a pair split
+// across two strings, or only an outer marker left open by an inner close
+// under a later blocked pair, sent to a remote provider) and one is partly
+// uninspectable.
 // fixtureProvider is one of the providers.
 func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
 	g := newProbeGen(seed)
@@ -609,8 +662,15 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
 		switch d := i % 8; {
 		case d == 3 || d == 6:
 			mode = modeLeading
-		case d == 5:
+		case d == 5 && i/8%2 == 0:
 			mode = modeAnomaly
+		case d == 5:
+			mode = modeStack
+			// Only a remote provider is denied the token the stack
+			// withholds.
+			for p.local {
+				p = providers[g.r.IntN(len(providers))]
+			}
 		case d == 7:
 			mode = modeFailing
 		}
@@ -625,7 +685,7 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
 
 // payloadCase builds one payload in mode for provider p.
 func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probeCase {
-	g.plants, g.mode = nil, mode
+	g.plants, g.mode, g.raised = nil, mode, false
 	root := pobj()
 	c := &probeCase{index: index, provider: p.name, local: p.local, clean: mode == modeClean}
 	// Each slot places text under a content key at some depth; a payload
@@ -650,6 +710,7 @@ func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probe
 		c.failPath = g.nestBad(root, u.make)
 	}
 	c.tree, c.plants = root, g.plants
+	c.clean = c.clean && !g.raised
 	switch {
 	case mode == modeFailing:
 		c.shape = shapeMap
@@ -706,6 +767,9 @@ var probeSlots = []probeSlot{
 				m.set("name", pstr(g.text("messages[].name", false)))
 			}
 			msgs.items = append(msgs.items, m)
+		}
+		if g.mode == modeAnomaly || g.mode == modeStack {
+			msgs.items = append(msgs.items, g.structureMessage())
 		}
 		if g.r.IntN(2) == 0 {
 			g.noQuote = true

@@ -66,7 +66,7 @@ func TestProbeBatchReach(t *testing.T) {
 
 func testProbeBatchReach(t *testing.T, reachSeeds uint64) {
 	kinds := []string{kindPublicText, kindPublicKey, kindPairAllowed, kindPairBlocked, kindLeadBlocked, kindLeadAllowed,
-		kindKeyPair, kindKeyLead, kindKeySecret, kindAnomaly, kindSecretPEM, kindSecretSK, kindSecretSKAnt,
+		kindKeyPair, kindKeyLead, kindKeySecret, kindAnomaly, kindSplitPair, kindOpenBelow, kindSecretPEM, kindSecretSK, kindSecretSKAnt,
 		kindSecretGitHub, kindSecretAWS, kindSecretBearer, kindSecretAssign}
 	paths := []string{"system", "prompt", "instructions", "messages[].content", "messages[].content[].text", "messages[].name",
 		"messages[].tool_calls[].function.arguments", "tools[].description", "tools[].function.parameters.properties.<member name>",

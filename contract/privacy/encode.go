@@ -2,7 +2,6 @@ package privacy
 
 import (
 	"encoding"
-	"encoding/base64"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -15,26 +14,51 @@ import (
 	"github.com/ds4context/adapterkit/internal/jsonw"
 )
 
-// encodePayload turns a payload into the tree the engine walks. A payload
-// that is a byte slice (json.RawMessage, []byte, a named byte-slice type, or
-// a pointer to one) is one JSON document and is parsed; anything else is
-// encoded by reflection, where a byte slice inside the value is binary data.
+// encodePayload turns a payload into the tokens the engine walks, in
+// JavaScript property order. A payload that is a byte slice
+// (json.RawMessage, []byte, a named byte-slice type, or a pointer to one)
+// is one JSON document and is read as such; anything else is encoded by
+// reflection, where a byte slice inside the value is binary data.
 //
 // Reading a top-level byte slice as JSON rather than as binary data is a
 // fail-closed choice: a Go program's []byte payload is almost always an
 // encoded request body, and binary data outside content context is passed
 // through uninspected. Bytes that are not JSON are an error.
 //
-// It also returns the length of the payload's JSON when it was given as
-// JSON, else 0.
-func encodePayload(payload any) (jsonw.Value, int, error) {
+// A document is copied once into a string the engine owns, and read from
+// that copy alone: every pass sees the same bytes whatever the caller does
+// with its slice meanwhile. A document already in JavaScript property
+// order with unique names (the usual case) is flattened in one scan; any
+// other is parsed into a tree, which orders its members, and the tree is
+// flattened. It also returns the length of the payload's JSON when it was
+// given as JSON, else 0.
+func encodePayload(payload any) ([]jsonw.Token, int, error) {
 	if raw, ok := jsonw.Document(payload); ok {
-		v, err := parseJSON(raw)
-		return v, len(raw), err
+		doc := string(raw)
+		toks, ordered, err := jsonw.Flatten(nil, doc)
+		if err != nil {
+			// jsonw errors carry an offset and a description, never the text.
+			return nil, 0, uninspectable("invalid JSON: %v", err)
+		}
+		if !ordered {
+			v, err := jsonw.ParseString(doc)
+			if err != nil {
+				return nil, 0, uninspectable("invalid JSON: %v", err)
+			}
+			toks, err = flattenTree(toks[:0], v)
+			if err != nil {
+				return nil, 0, err
+			}
+		}
+		return toks, len(doc), nil
 	}
 	e := encoder{path: map[visit]struct{}{}}
 	root, err := e.encode(reflect.ValueOf(payload), 0)
-	return root, 0, err
+	if err != nil {
+		return nil, 0, err
+	}
+	toks, err := flattenTree(nil, root)
+	return toks, 0, err
 }
 
 // parseJSON parses one JSON document in JavaScript property order.
@@ -45,6 +69,49 @@ func parseJSON(raw []byte) (jsonw.Value, error) {
 		return jsonw.Value{}, uninspectable("invalid JSON: %v", err)
 	}
 	return v, nil
+}
+
+// flattenTree appends the tokens of a tree to dst: numbers encoded from Go
+// values keep their exact literal, binary data is a kindBinary token
+// holding the bytes.
+func flattenTree(dst []jsonw.Token, v jsonw.Value) ([]jsonw.Token, error) {
+	var err error
+	switch v.Kind {
+	case jsonw.Object:
+		dst = append(dst, jsonw.Token{Kind: jsonw.Object, N: len(v.Members)})
+		for _, m := range v.Members {
+			dst = append(dst, jsonw.Token{Kind: jsonw.Name, Text: m.Name})
+			if dst, err = flattenTree(dst, m.Value); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	case jsonw.Array:
+		dst = append(dst, jsonw.Token{Kind: jsonw.Array, N: len(v.Items)})
+		for _, item := range v.Items {
+			if dst, err = flattenTree(dst, item); err != nil {
+				return dst, err
+			}
+		}
+		return dst, nil
+	case jsonw.Number:
+		lit := v.Str
+		if lit == "" {
+			b, err := jsonw.AppendNumber(nil, v.Num)
+			if err != nil {
+				return dst, uninspectable("non-finite number")
+			}
+			lit = string(b)
+		}
+		return append(dst, jsonw.Token{Kind: jsonw.Number, Text: lit}), nil
+	case jsonw.String, kindBinary:
+		return append(dst, jsonw.Token{Kind: v.Kind, Text: v.Str}), nil
+	case jsonw.Bool:
+		return append(dst, jsonw.Token{Kind: jsonw.Bool, Text: strconv.FormatBool(v.Bool)}), nil
+	case jsonw.Null:
+		return append(dst, jsonw.Token{Kind: jsonw.Null, Text: "null"}), nil
+	}
+	return dst, uninspectable("invalid value")
 }
 
 var (
@@ -567,52 +634,4 @@ func validTagName(name string) bool {
 		}
 	}
 	return true
-}
-
-// appendJSON writes a tree as JSON.stringify would: binary data as a
-// base64 string, numbers encoded from Go values with their exact literal.
-func appendJSON(dst []byte, v jsonw.Value) ([]byte, error) {
-	var err error
-	switch v.Kind {
-	case jsonw.Object:
-		dst = append(dst, '{')
-		for i, m := range v.Members {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonw.AppendString(dst, m.Name)
-			dst = append(dst, ':')
-			if dst, err = appendJSON(dst, m.Value); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, '}'), nil
-	case jsonw.Array:
-		dst = append(dst, '[')
-		for i, item := range v.Items {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, err = appendJSON(dst, item); err != nil {
-				return dst, err
-			}
-		}
-		return append(dst, ']'), nil
-	case jsonw.Number:
-		if v.Str != "" {
-			return append(dst, v.Str...), nil
-		}
-		dst, err = jsonw.AppendNumber(dst, v.Num)
-		if err != nil {
-			return dst, uninspectable("non-finite number")
-		}
-		return dst, nil
-	case kindBinary:
-		dst = append(dst, '"')
-		dst = base64.StdEncoding.AppendEncode(dst, []byte(v.Str))
-		return append(dst, '"'), nil
-	case jsonw.String, jsonw.Bool, jsonw.Null:
-		return jsonw.AppendValue(dst, v)
-	}
-	return dst, uninspectable("invalid value")
 }

@@ -133,29 +133,24 @@ func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	root, size, err := encodePayload(payload)
+	toks, size, err := encodePayload(payload)
 	if err != nil {
 		return Result{}, err
 	}
+	// The payload is read once into tokens; the floor is a pass over
+	// their strings, and the sanitised JSON is written in one more pass.
 	// The output is about as long as the input JSON, when that is known.
-	buf := make([]byte, 0, size+size/16)
+	w := walker{toks: toks, out: make([]byte, 0, size+size/16)}
 	if !e.enabled {
-		out, err := appendJSON(buf, root)
-		if err != nil {
-			return Result{}, err
-		}
-		return Result{Value: out, Classification: e.def, Destination: dest}, nil
+		w.write()
+		return Result{Value: w.out, Classification: e.def, Destination: dest}, nil
 	}
-	w := walker{sanitizer: sanitizer{allowed: mask, redact: e.redact && dest == Remote}}
-	w.def = Max(e.def, markerFloor(root))
+	w.sanitizer = sanitizer{allowed: mask, redact: e.redact && dest == Remote}
+	w.def = Max(e.def, markerFloor(toks))
 	w.st.class = w.def
-	sanitized := w.value(root, keyOther, false)
-	out, err := appendJSON(buf, sanitized)
-	if err != nil {
-		return Result{}, err
-	}
+	w.value(keyOther, false)
 	return Result{
-		Value:            out,
+		Value:            w.out,
 		Classification:   w.st.class,
 		Changed:          w.st.changed,
 		BlockedBlocks:    w.st.blocked,
@@ -194,7 +189,7 @@ func (e *Engine) SanitizeText(provider, text string) (TextResult, error) {
 	}
 	z := sanitizer{allowed: mask, redact: e.redact && dest == Remote}
 	var fl floorState
-	fl.scan(text, 0)
+	fl.value(text)
 	z.def = Max(e.def, fl.finish())
 	st := textStats{class: z.def}
 	out := z.text(text, &st)

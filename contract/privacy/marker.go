@@ -85,13 +85,19 @@ type pair struct{ open, close marker }
 // for "an open marker, then the nearest following close marker of the same
 // class" does: the search resumes after each pair, so markers inside a pair
 // are part of its content.
-func findPairs(dst []pair, ms []marker) []pair {
+//
+// scratch is working space the caller keeps between calls.
+func findPairs(dst []pair, ms []marker, scratch *[]int32) []pair {
 	if len(ms) < 2 {
 		return dst
 	}
-	// nextClose[i][c] would be quadratic in space; walk backwards instead,
-	// remembering the nearest close of each class after marker i.
-	next := make([]int32, len(ms)*len(classOrder))
+	// Walk backwards, remembering for each marker the nearest close of
+	// each class after it.
+	need := len(ms) * len(classOrder)
+	if cap(*scratch) < need {
+		*scratch = make([]int32, need)
+	}
+	next := (*scratch)[:need]
 	near := [len(classOrder)]int32{-1, -1, -1, -1}
 	for i := len(ms) - 1; i >= 0; i-- {
 		copy(next[i*len(classOrder):], near[:])

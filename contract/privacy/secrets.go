@@ -303,24 +303,21 @@ func atWordBoundary(s string, i int) bool {
 }
 
 // redactCredentials replaces every credential with the credential
-// placeholder, scanning left to right and resuming after each match.
+// placeholder, scanning left to right and resuming after each match. Only
+// a position where "sk-", "gh?_" or "AKIA" starts can begin a credential,
+// so the scan jumps from one such anchor to the next.
 func redactCredentials(s string, n *int) string {
-	if strings.IndexByte(s, '-') < 0 && strings.IndexByte(s, '_') < 0 && !strings.Contains(s, "AKIA") {
-		return s // every credential holds a '-', a '_' or "AKIA"
-	}
 	var b strings.Builder
 	last := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case 's', 'g', 'A':
-		default:
-			continue
-		}
+	a := credentialAnchors{s: s, sk: -2, gh: -2, akia: -2}
+	for i := a.next(0); i >= 0; i = a.next(i) {
 		if i > 0 && isWordByte(s[i-1]) {
+			i++
 			continue
 		}
 		e := credentialEnd(s, i)
 		if e < 0 {
+			i++
 			continue
 		}
 		if b.Len() == 0 {
@@ -329,7 +326,7 @@ func redactCredentials(s string, n *int) string {
 		b.WriteString(s[last:i])
 		b.WriteString(redactedCredential)
 		last = e
-		i = e - 1
+		i = e
 		*n++
 	}
 	if last == 0 {
@@ -337,4 +334,59 @@ func redactCredentials(s string, n *int) string {
 	}
 	b.WriteString(s[last:])
 	return b.String()
+}
+
+// credentialAnchors finds the anchors of credentials in s: the offsets
+// where "sk-", "gh" + one of pousr + "_", or "AKIA" starts. It keeps the
+// next anchor of each kind (-1 for none left, -2 for not searched yet), so
+// that a scan over s searches each part of it once per kind.
+type credentialAnchors struct {
+	s            string
+	sk, gh, akia int
+}
+
+// next returns the first anchor at or after from, or -1. Calls must not
+// go back: from never decreases.
+func (a *credentialAnchors) next(from int) int {
+	s := a.s
+	if a.sk != -1 && a.sk < from {
+		a.sk = indexFrom(s, from, "sk-")
+	}
+	if a.akia != -1 && a.akia < from {
+		a.akia = indexFrom(s, from, "AKIA")
+	}
+	if a.gh != -1 && a.gh < from {
+		// A gh?_ anchor is found by its underscore, three bytes in.
+		a.gh = -1
+		for j := from + 3; j < len(s); j++ {
+			k := strings.IndexByte(s[j:], '_')
+			if k < 0 {
+				break
+			}
+			j += k
+			if i := j - 3; s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 {
+				a.gh = i
+				break
+			}
+		}
+	}
+	best := -1
+	for _, i := range [3]int{a.sk, a.gh, a.akia} {
+		if i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// indexFrom returns the offset of the first sub in s at or after from, or
+// -1.
+func indexFrom(s string, from int, sub string) int {
+	if from > len(s) {
+		return -1
+	}
+	if k := strings.Index(s[from:], sub); k >= 0 {
+		return from + k
+	}
+	return -1
 }

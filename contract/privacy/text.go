@@ -23,6 +23,7 @@ type sanitizer struct {
 	redact  bool // remote destination with redaction on
 	markers []marker
 	pairs   []pair
+	next    []int32 // findPairs' scratch
 }
 
 func (z *sanitizer) allows(c Classification) bool { return z.allowed[c.Rank()] }
@@ -34,7 +35,7 @@ func (z *sanitizer) text(s string, st *textStats) string {
 		return s
 	}
 	z.markers = findMarkers(z.markers[:0], s)
-	z.pairs = findPairs(z.pairs[:0], z.markers)
+	z.pairs = findPairs(z.pairs[:0], z.markers, &z.next)
 	var out string
 	applied := false
 	switch {

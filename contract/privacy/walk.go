@@ -1,14 +1,17 @@
 package privacy
 
 import (
+	"encoding/base64"
+	"slices"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
-// kindBinary marks a Value holding binary data (a Go []byte) in Str. It
-// is written as base64, as encoding/json writes []byte.
+// kindBinary marks a Value (in Str) or a Token (in Text) holding binary
+// data, a Go []byte. It is written as base64, as encoding/json writes
+// []byte.
 const kindBinary jsonw.Kind = 'b'
 
 // keyClass is how an object key steers the walk.
@@ -33,15 +36,27 @@ func classifyKey(name string) keyClass {
 	return keyOther
 }
 
+// openMarker is one entry of the marker stack: the class of an opening
+// marker, the string it is in, and the highest class of it and every entry
+// below it.
+type openMarker struct {
+	class, upto Classification
+	in          int
+}
+
 // floorState tracks marker structure across the strings of a payload, in
-// walk order. One marker may be open at a time; a pair must open and close
-// in the same string.
+// walk order. Open markers form a stack: an opening marker while others
+// are open raises the floor to every open class and its own and is
+// pushed; a closing marker pops the top entry, and raises the floor to
+// both classes unless the entry is of its class and in the same string;
+// markers still open at the end raise the floor to their classes.
 type floorState struct {
-	floor     Classification // "" while no anomaly was seen
-	open      Classification // "" when no marker is open
-	openIn    int            // index of the string the open marker is in
-	markers   []marker
-	stringIdx int
+	floor   Classification // "" while no anomaly was seen
+	open    []openMarker
+	markers []marker
+	pairs   []pair
+	next    []int32 // findPairs' scratch
+	strings int     // strings scanned so far: the index of the next one
 }
 
 func (f *floorState) raise(cs ...Classification) {
@@ -50,125 +65,272 @@ func (f *floorState) raise(cs ...Classification) {
 	}
 }
 
-// scan feeds the markers of string number idx.
-func (f *floorState) scan(s string, idx int) {
+// value feeds the markers of the next string value.
+func (f *floorState) value(s string) {
+	idx := f.strings
+	f.strings++
 	f.markers = findMarkers(f.markers[:0], s)
 	for _, m := range f.markers {
+		n := len(f.open)
 		switch {
 		case !m.closing:
-			if f.open != "" {
-				f.raise(f.open, m.class) // nesting
+			upto := m.class
+			if n > 0 {
+				upto = Max(upto, f.open[n-1].upto)
+				f.raise(upto) // nesting
 			}
-			f.open, f.openIn = m.class, idx
-		case f.open == "":
+			f.open = append(f.open, openMarker{class: m.class, upto: upto, in: idx})
+		case n == 0:
 			f.raise(m.class) // stray close
-		case f.open != m.class:
-			f.raise(f.open, m.class) // mismatched close
-			f.open = ""
 		default:
-			if f.openIn != idx {
-				f.raise(m.class) // pair split across strings
+			top := f.open[n-1]
+			f.open = f.open[:n-1]
+			if top.class != m.class || top.in != idx {
+				f.raise(top.class, m.class) // mismatched close, or a pair split across strings
 			}
-			f.open = ""
 		}
 	}
 }
 
-// finish returns the floor, counting a marker left open at the end.
+// name feeds a member name in content context: every opening marker that
+// does not begin a closed pair of the name (an unclosed or leading marker,
+// or one nested inside another pair) raises the floor to its class. A
+// name's markers do not enter the stack.
+func (f *floorState) name(s string) {
+	f.markers = findMarkers(f.markers[:0], s)
+	if len(f.markers) == 0 {
+		return
+	}
+	f.pairs = findPairs(f.pairs[:0], f.markers, &f.next)
+	p := 0
+	for _, m := range f.markers {
+		if m.closing {
+			continue
+		}
+		for p < len(f.pairs) && f.pairs[p].open.start < m.start {
+			p++
+		}
+		if p < len(f.pairs) && f.pairs[p].open.start == m.start {
+			continue // opens a closed pair
+		}
+		f.raise(m.class)
+	}
+}
+
+// finish returns the floor, counting every marker left open at the end.
 func (f *floorState) finish() Classification {
-	if f.open != "" {
-		f.raise(f.open)
+	if n := len(f.open); n > 0 {
+		f.raise(f.open[n-1].upto)
 	}
 	return f.floor
 }
 
-// markerFloor computes the marker-structure floor of a payload: the
-// highest class involved in nesting, a stray or mismatched close, a pair
-// split across strings or a marker left open; "" when there is none. Only
-// string values count, not keys.
-func markerFloor(root jsonw.Value) Classification {
+// markerFloor computes the marker-structure floor of a flattened payload:
+// the highest class involved in nesting, a stray or mismatched close, a
+// pair split across strings or a marker left open, or held by an opening
+// marker outside a closed pair in a member name in content context; ""
+// when there is none.
+func markerFloor(toks []jsonw.Token) Classification {
 	var f floorState
-	var walk func(v jsonw.Value)
-	walk = func(v jsonw.Value) {
-		switch v.Kind {
+	i := 0
+	var walk func(ctx bool)
+	walk = func(ctx bool) {
+		t := &toks[i]
+		i++
+		switch t.Kind {
 		case jsonw.String:
-			f.scan(v.Str, f.stringIdx)
-			f.stringIdx++
+			f.value(t.Text)
 		case jsonw.Array:
-			for _, item := range v.Items {
-				walk(item)
+			for range t.N {
+				walk(ctx)
 			}
 		case jsonw.Object:
-			for _, m := range v.Members {
-				walk(m.Value)
+			for range t.N {
+				name := toks[i].Text
+				i++
+				if ctx {
+					f.name(name)
+				}
+				walk(ctx || classifyKey(name) == keyContent)
 			}
 		}
 	}
-	walk(root)
+	walk(false)
 	return f.finish()
 }
 
-// walker sanitises a payload tree.
+// walker sanitises a flattened payload and writes the result as
+// JSON.stringify writes it, in one pass over the tokens.
 type walker struct {
 	sanitizer
-	st textStats
+	st    textStats
+	toks  []jsonw.Token
+	next  int    // the token to read next
+	out   []byte // the JSON written so far
+	names []string
+	spans []int
 }
 
-// value returns v sanitised, reusing v's storage. key classifies the
-// member name v is the value of (array items inherit their array's); ctx
+// value sanitises and writes the next value. key classifies the member
+// name it is the value of (array items inherit their array's); ctx
 // reports content context.
-func (w *walker) value(v jsonw.Value, key keyClass, ctx bool) jsonw.Value {
-	switch v.Kind {
+func (w *walker) value(key keyClass, ctx bool) {
+	t := &w.toks[w.next]
+	w.next++
+	switch t.Kind {
 	case jsonw.String:
-		if (ctx && key != keyStructural) || hasMarker(v.Str) {
-			v.Str = w.text(v.Str, &w.st)
+		s := t.Text
+		if (ctx && key != keyStructural) || hasMarker(s) {
+			s = w.text(s, &w.st)
 		}
+		w.str(s, t)
 	case kindBinary:
+		data := t.Text
 		if ctx && !w.allows(w.def) {
-			v.Str = ""
+			data = ""
 			w.st.blocked++
 			w.st.changed = true
 		}
+		w.out = append(w.out, '"')
+		w.out = base64.StdEncoding.AppendEncode(w.out, []byte(data))
+		w.out = append(w.out, '"')
 	case jsonw.Array:
-		for i, item := range v.Items {
-			v.Items[i] = w.value(item, key, ctx)
+		w.out = append(w.out, '[')
+		for i := range t.N {
+			if i > 0 {
+				w.out = append(w.out, ',')
+			}
+			w.value(key, ctx)
 		}
+		w.out = append(w.out, ']')
 	case jsonw.Object:
-		v.Members = w.object(v.Members, ctx)
+		w.object(t.N, ctx)
+	default:
+		w.out = append(w.out, t.Text...)
 	}
-	return v
 }
 
-// object sanitises the members of an object in content context ctx. It
-// rewrites ms in place: the tree belongs to the call being served.
-func (w *walker) object(ms []jsonw.Member, ctx bool) []jsonw.Member {
-	out := ms[:0]
-	var names map[string]struct{} // built once a name has changed
-	for idx, m := range ms {
-		kc := classifyKey(m.Name)
-		name := m.Name
+// str writes s, the sanitised text of token t: t's own literal when s is
+// its text unchanged and the literal held no escape, else s written as
+// JSON.stringify writes it.
+func (w *walker) str(s string, t *jsonw.Token) {
+	if t.Verbatim && s == t.Text {
+		w.out = append(w.out, '"')
+		w.out = append(w.out, s...)
+		w.out = append(w.out, '"')
+		return
+	}
+	w.out = jsonw.AppendString(w.out, s)
+}
+
+// object sanitises and writes an object of n members in content context
+// ctx. A name that collides with an earlier one after sanitising gets
+// "_<index>" appended until it is unique; when a sanitised name is an
+// array index, the members written are put back in JavaScript property
+// order.
+func (w *walker) object(n int, ctx bool) {
+	start := len(w.out)
+	w.out = append(w.out, '{')
+	base := len(w.names)
+	var taken map[string]struct{} // built once a name has changed
+	for idx := range n {
+		nt := &w.toks[w.next]
+		w.next++
+		kc := classifyKey(nt.Text)
+		name := nt.Text
 		if (ctx && kc == keyOther) || hasMarker(name) {
 			name = w.text(name, &w.st)
 		}
-		child := w.value(m.Value, kc, ctx || kc == keyContent)
-		if names == nil && name != m.Name {
-			names = make(map[string]struct{}, len(ms))
-			for _, o := range out {
-				names[o.Name] = struct{}{}
+		if taken == nil && name != nt.Text {
+			taken = make(map[string]struct{}, n)
+			for _, o := range w.names[base:] {
+				taken[o] = struct{}{}
 			}
 		}
-		if names != nil {
-			_, taken := names[name]
-			for taken {
+		if taken != nil {
+			_, dup := taken[name]
+			for dup {
 				name += "_" + strconv.Itoa(idx)
-				_, taken = names[name]
+				_, dup = taken[name]
 			}
-			names[name] = struct{}{}
+			taken[name] = struct{}{}
 		}
-		out = append(out, jsonw.Member{Name: name, Value: child})
+		w.names = append(w.names, name)
+		if idx > 0 {
+			w.out = append(w.out, ',')
+		}
+		w.spans = append(w.spans, len(w.out))
+		w.str(name, nt)
+		w.out = append(w.out, ':')
+		w.value(kc, ctx || kc == keyContent)
 	}
-	if names != nil {
-		jsonw.OrderMembers(out)
+	w.out = append(w.out, '}')
+	if taken != nil {
+		w.order(start, w.names[base:], w.spans[base:])
 	}
-	return out
+	w.names, w.spans = w.names[:base], w.spans[:base]
+}
+
+// order puts the members of the object written at w.out[start:] in
+// JavaScript property order, as an object built by assigning them in turn
+// holds them: array-index names first in ascending order, then the others
+// in their order. names and spans hold each member's name and offset.
+func (w *walker) order(start int, names []string, spans []int) {
+	if !slices.ContainsFunc(names, func(n string) bool { _, ok := jsonw.ArrayIndex(n); return ok }) {
+		return // already in order: only the names written changed
+	}
+	// Each member's JSON (name, colon and value) rides in Value.Str, so
+	// that OrderMembers can sort the members by name.
+	ms := make([]jsonw.Member, len(names))
+	for i, name := range names {
+		end := len(w.out) - 1 // the closing brace
+		if i+1 < len(spans) {
+			end = spans[i+1] - 1 // the comma
+		}
+		ms[i] = jsonw.Member{Name: name, Value: jsonw.Value{Str: string(w.out[spans[i]:end])}}
+	}
+	jsonw.OrderMembers(ms)
+	w.out = append(w.out[:start], '{')
+	for i, m := range ms {
+		if i > 0 {
+			w.out = append(w.out, ',')
+		}
+		w.out = append(w.out, m.Value.Str...)
+	}
+	w.out = append(w.out, '}')
+}
+
+// write writes the next value as it is (a disabled configuration), binary
+// data as base64.
+func (w *walker) write() {
+	t := &w.toks[w.next]
+	w.next++
+	switch t.Kind {
+	case jsonw.String:
+		w.str(t.Text, t)
+	case kindBinary:
+		w.out = append(w.out, '"')
+		w.out = base64.StdEncoding.AppendEncode(w.out, []byte(t.Text))
+		w.out = append(w.out, '"')
+	case jsonw.Array, jsonw.Object:
+		open, closing := byte('['), byte(']')
+		if t.Kind == jsonw.Object {
+			open, closing = '{', '}'
+		}
+		w.out = append(w.out, open)
+		for i := range t.N {
+			if i > 0 {
+				w.out = append(w.out, ',')
+			}
+			if t.Kind == jsonw.Object {
+				w.str(w.toks[w.next].Text, &w.toks[w.next])
+				w.next++
+				w.out = append(w.out, ':')
+			}
+			w.write()
+		}
+		w.out = append(w.out, closing)
+	default:
+		w.out = append(w.out, t.Text...)
+	}
 }

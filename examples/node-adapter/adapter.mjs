@@ -626,38 +626,52 @@ function classifyKey(name) {
 
 // markerFloor checks the marker structure across every string value in walk
 // order and returns the floor it raises, or "" when the structure is sound.
+// Open markers form a stack: an opening marker while others are open raises
+// the floor to every open class and its own; a closing marker pops the top
+// entry and raises the floor to both classes unless that entry is of its
+// class and in the same string; markers left open raise it at the end. A
+// member name in content context raises it to the class of each opening
+// marker in it that does not begin a closed pair of the name.
 function markerFloor(root) {
   let floor = "";
-  let open = "";
-  let openIn = -1;
+  const open = []; // { cls, upto, in }: upto is the highest class at or below
   let idx = 0;
   const raise = (...cs) => { for (const c of cs) floor = floor === "" ? c : maxClass(floor, c); };
-  const walk = (v) => {
-    if (typeof v === "string") {
-      for (const m of findMarkers(v)) {
-        if (!m.closing) {
-          if (open !== "") raise(open, m.cls);
-          open = m.cls;
-          openIn = idx;
-        } else if (open === "") {
-          raise(m.cls);
-        } else if (open !== m.cls) {
-          raise(open, m.cls);
-          open = "";
-        } else {
-          if (openIn !== idx) raise(m.cls);
-          open = "";
-        }
+  const value = (v) => {
+    for (const m of findMarkers(v)) {
+      const top = open[open.length - 1];
+      if (!m.closing) {
+        const upto = top ? maxClass(top.upto, m.cls) : m.cls;
+        if (top) raise(upto);
+        open.push({ cls: m.cls, upto, in: idx });
+      } else if (!top) {
+        raise(m.cls);
+      } else {
+        open.pop();
+        if (top.cls !== m.cls || top.in !== idx) raise(top.cls, m.cls);
       }
-      idx++;
+    }
+    idx++;
+  };
+  const name = (n) => {
+    const ms = findMarkers(n);
+    const begins = new Set(findPairs(ms).map((p) => p.open.start));
+    for (const m of ms) if (!m.closing && !begins.has(m.start)) raise(m.cls);
+  };
+  const walk = (v, ctx) => {
+    if (typeof v === "string") {
+      value(v);
     } else if (Array.isArray(v)) {
-      v.forEach(walk);
+      for (const item of v) walk(item, ctx);
     } else if (v !== null && typeof v === "object") {
-      for (const k of Object.keys(v)) walk(v[k]);
+      for (const k of Object.keys(v)) {
+        if (ctx) name(k);
+        walk(v[k], ctx || classifyKey(k) === KEY_CONTENT);
+      }
     }
   };
-  walk(root);
-  if (open !== "") raise(open);
+  walk(root, false);
+  if (open.length > 0) raise(open[open.length - 1].upto);
   return floor;
 }
 

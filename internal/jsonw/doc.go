@@ -5,5 +5,7 @@
 //
 // The contract types use it so that documents written by the Go kit are
 // byte-identical to the TypeScript kit's, and so that decoding a large history
-// is a single pass over its bytes.
+// is a single pass over its bytes. Flatten reads a document into a flat list of
+// tokens in one scan, for callers (the privacy engine) that walk a document
+// more than once.
 package jsonw

@@ -478,9 +478,17 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 		s.pos = i
 		return nil, s.syntax("unterminated string")
 	}
-	// Slow path: unescape into scratch.
+	// Slow path: unescape into scratch, copying the runs between escapes
+	// whole.
 	buf := append(s.scratch[:0], d[start:i]...)
 	for i < len(d) {
+		if k := plainLen(d[i:]); k > 0 {
+			buf = append(buf, d[i:i+k]...)
+			i += k
+			if i >= len(d) {
+				break
+			}
+		}
 		c := d[i]
 		switch {
 		case c == '"':

@@ -66,6 +66,12 @@ var privacyCatalogue = []Mutant{
 		wrap:  leaky(redactContentOnly, nil),
 	},
 	{
+		Name: "one-slot-marker-floor", Breaks: "open privacy markers form a stack: a close pops the innermost and the outer stays open",
+		Fails: all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		port:  leakyPort,
+		wrap:  leaky(oneSlotFloor, nil),
+	},
+	{
 		Name: "error-quotes-payload", Breaks: "a privacy error is metadata only, never the payload",
 		Fails: all(conformance.CheckPrivacyProbes),
 		port:  leakyPort,
@@ -85,6 +91,7 @@ var brokenEnforcements = map[string]Enforcement{
 	"case-sensitive-markers":       caseSensitiveMarkers,
 	"ollama-substring-is-local":    ollamaIsLocal,
 	"redacts-content-members-only": redactContentOnly,
+	"one-slot-marker-floor":        oneSlotFloor,
 }
 
 // BrokenEnforcement returns the enforcement of the privacy mutant name, for

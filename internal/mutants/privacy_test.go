@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/privacy"
 	"github.com/ds4context/adapterkit/internal/mutants"
 )
 
@@ -41,5 +42,40 @@ func TestPrivacyProbesKillPrivacyMutantsForAnySeed(t *testing.T) {
 	}
 	if swept == 0 {
 		t.Fatal("no mutant lists privacy-probes")
+	}
+}
+
+// TestOneSlotFloorDiffersOnlyInTheFloor checks the one-slot mutant's own
+// engine: on a payload where a close leaves an outer marker open it sends
+// what the correct engine withholds, and where a stack changes nothing it
+// answers exactly as the correct engine does.
+func TestOneSlotFloorDiffersOnlyInTheFloor(t *testing.T) {
+	enforce := mutants.BrokenEnforcement("one-slot-marker-floor")
+	open := json.RawMessage(`{"messages":[{"role":"user","content":"[ds4:normal]a[ds4:internal]b sk-abcdefgh12345678[/ds4:normal]"},` +
+		`{"role":"user","content":"public text"},{"role":"user","content":"[ds4:local-only]c[/ds4:local-only]"}]}`)
+	got, err := enforce("remote-x", open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"messages":[{"role":"user","content":"a[ds4:internal]b [DS4 REDACTED CREDENTIAL]"},` +
+		`{"role":"user","content":"public text"},{"role":"user","content":"[DS4 local-only content excluded by privacy policy]"}]}`
+	if string(got.Payload) != want || got.BlockedBlocks != 1 || got.SecretRedactions != 1 || !got.Changed {
+		t.Fatalf("mutant sent %s (%d blocked, %d redacted, changed %t)\nwant %s", got.Payload, got.BlockedBlocks, got.SecretRedactions, got.Changed, want)
+	}
+	plain := json.RawMessage(`{"messages":[{"role":"user","content":"[ds4:local-only]c[/ds4:local-only] sk-abcdefgh12345678"},{"role":"user","content":"[ds4:sensitive]x"}]}`)
+	got, err = enforce("remote-x", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := privacy.New(privacy.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.SanitizePayload("remote-x", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := r.ForProvider("remote-x"); string(got.Payload) != string(w.Payload) || got.BlockedBlocks != w.BlockedBlocks || got.SecretRedactions != w.SecretRedactions {
+		t.Fatalf("mutant %s, engine %s", got.Payload, w.Payload)
 	}
 }
