@@ -122,6 +122,10 @@ func TestConformCatchesMutantProcesses(t *testing.T) {
 			if rep.Passed {
 				t.Error("the report says passed; the exit status says failed")
 			}
+			// The process names itself in its hello; the executable is env.
+			if want := mutantNamed(t, tc.mutant).Factory(reference.NewConformanceFactory()).Name(); rep.FactoryName != want {
+				t.Errorf("the report names the factory %q, want %q (the name of its hello)", rep.FactoryName, want)
+			}
 			x, _ := os.ReadFile(junitFile)
 			var suites junitSuites
 			if err := xml.Unmarshal(x, &suites); err != nil || suites.Failures+suites.Errors != len(tc.failed) {
@@ -362,4 +366,16 @@ func TestFactoryThatExitsLeavesNoPass(t *testing.T) {
 	if suites := readJUnit(t, junitFile); suites.Errors != 1 || suites.Tests != 0 {
 		t.Errorf("JUnit after a factory exited: %d tests, %d errors; want none and one", suites.Tests, suites.Errors)
 	}
+}
+
+// mutantNamed returns the mutant of that name.
+func mutantNamed(t *testing.T, name string) mutants.Mutant {
+	t.Helper()
+	for _, mu := range mutants.Catalogue() {
+		if mu.Name == name {
+			return mu
+		}
+	}
+	t.Fatalf("no mutant is named %q", name)
+	return mutants.Mutant{}
 }
