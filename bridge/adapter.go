@@ -18,9 +18,15 @@ const (
 	DiagnosticProcessFailed = "adapter-process-failed"
 )
 
-// ReasonUnavailable is the reason of the fallback Complete returns when the
-// adapter process cannot answer.
-const ReasonUnavailable = "runtime adapter process did not complete the request"
+// Reasons of the fallbacks Complete returns without an answer of the
+// adapter process.
+const (
+	// ReasonUnavailable: the adapter process cannot answer.
+	ReasonUnavailable = "runtime adapter process did not complete the request"
+	// ReasonCancelled: the caller's context ended before the adapter
+	// process answered.
+	ReasonCancelled = "the completion was cancelled before the runtime adapter process answered"
+)
 
 // maxLocalDiagnostics bounds the diagnostics the bridge keeps itself.
 const maxLocalDiagnostics = 100
@@ -178,9 +184,17 @@ func (a *remoteAdapter) EnforcePrivacy(ctx context.Context, req contract.Privacy
 // process is gone (or no longer trusted), so the native runtime must take
 // over, and retrying through the same adapter cannot help. transport-failed
 // is not used: it promises a retry may succeed and blames the provider.
+//
+// When the caller's context ends first, the call is given up but nothing
+// broke: the result is what an adapter in process gives for a context that
+// ended during its transport call, a retryable transport-failed fallback
+// (with ReasonCancelled), and the process stays in service.
 func (a *remoteAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
 	var r contract.CompletionResult
 	if err := a.call(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ErrUnavailable) {
+			return contract.Fallback(contract.FallbackTransportFailed, ReasonCancelled, true)
+		}
 		return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
 	}
 	return r

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ds4context/adapterkit/bridge"
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -64,12 +65,28 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		if errors.Is(err, flag.ErrHelp) {
 			return exitPass
 		}
+		// The result files named before the bad flag must not keep an
+		// earlier pass either.
+		_ = writeResults(f, "", unfinished("the run could not happen: "+err.Error()))
+		return exitBroken
+	}
+	// Before anything runs, the result files say that the run has not
+	// finished: a run that never gets to write them (an in-process factory
+	// that exits the process) must not leave an earlier pass behind.
+	if err := writeResults(f, "", unfinished(notFinished)); err != nil {
+		fmt.Fprintln(stderr, "conform:", err)
+		return exitBroken
+	}
+	// broken ends a run that could not happen, saying why on stderr and in
+	// the result files.
+	broken := func(err error) int {
+		fmt.Fprintln(stderr, "conform:", err)
+		_ = writeResults(f, "", unfinished("the run could not happen: "+err.Error()))
 		return exitBroken
 	}
 	opts, err := options()
 	if err != nil {
-		fmt.Fprintln(stderr, "conform:", err)
-		return exitBroken
+		return broken(err)
 	}
 	settings := conformance.Resolve(opts...)
 	if !f.extended && len(settings.Checks) == 0 {
@@ -83,36 +100,68 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	}
 	target, targetName, err := pickFactory(f, settings, fs.Args(), factory, stderr)
 	if err != nil {
-		fmt.Fprintln(stderr, "conform:", err)
-		return exitBroken
+		return broken(err)
 	}
 	rep := conformance.RunChecks(ctx, target, opts...)
-	printTable(stdout, targetName, rep)
 	code := exitPass
+	// A run that says nothing about the adapter is not a pass, and the
+	// report says so as the exit status does.
+	var nothing string
 	switch {
+	case len(rep.Checks) == 0:
+		nothing = "no check ran"
+	case rep.Instances == 0 && rep.Passed:
+		nothing = "no check that ran created an adapter instance, so the run says nothing about the adapter"
 	case rep.Instances == 0:
-		fmt.Fprintf(stderr, "conform: %s: the factory created no adapter instance\n", targetName)
-		code = exitBroken
+		nothing = "the factory created no adapter instance"
 	case !rep.Passed:
 		code = exitFail
 	}
-	if len(rep.Checks) == 0 {
+	if nothing != "" {
+		fmt.Fprintf(stderr, "conform: %s: %s\n", targetName, nothing)
+		code = exitBroken
+		rep.Passed = false
+		rep.Problems = append(rep.Problems, nothing)
+	}
+	printTable(stdout, targetName, rep)
+	if err := writeResults(f, targetName, rep); err != nil {
+		fmt.Fprintln(stderr, "conform:", err)
+		if rep.Passed {
+			rep.Passed = false
+			rep.Problems = append(rep.Problems, "a result file could not be written: "+err.Error())
+			_ = writeResults(f, targetName, rep)
+		}
 		return exitBroken
 	}
+	return code
+}
+
+// notFinished is the problem a result file holds while its run goes on.
+const notFinished = "the run has not finished: conform replaces this file with its results when the run ends; " +
+	"a run whose process ended first (an in-process factory that exits) leaves it so"
+
+// unfinished is the report of a run that did not get to its results,
+// with problem saying why: it never passed.
+func unfinished(problem string) conformance.RunReport {
+	return conformance.RunReport{Version: conformance.RunReportVersion, ContractVersion: contract.ContractVersion,
+		Checks: []conformance.Result{}, Problems: []string{problem}}
+}
+
+// writeResults writes rep to the report and JUnit files the flags name,
+// each replaced as a whole, and returns what could not be written.
+func writeResults(f flags, target string, rep conformance.RunReport) error {
+	var errs []error
 	if f.report != "" {
-		b, _ := json.MarshalIndent(rep, "", "  ")
-		if err := os.WriteFile(f.report, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintln(stderr, "conform:", err)
-			return exitBroken
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(f.report, append(b, '\n'), 0o644)
 		}
+		errs = append(errs, err)
 	}
 	if f.junit != "" {
-		if err := os.WriteFile(f.junit, junitXML(targetName, rep), 0o644); err != nil {
-			fmt.Fprintln(stderr, "conform:", err)
-			return exitBroken
-		}
+		errs = append(errs, os.WriteFile(f.junit, junitXML(target, rep), 0o644))
 	}
-	return code
+	return errors.Join(errs...)
 }
 
 // pickFactory returns the factory the flags and arguments name, and how

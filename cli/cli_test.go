@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract"
@@ -24,6 +26,11 @@ import (
 // the named mutant over the bridge, as a broken adapter process would.
 const mutantEnv = "ADAPTERKIT_CLI_SERVE_MUTANT"
 
+// exitingEnv makes the test binary run conform in process, with the
+// arguments the variable holds (separated by the unit separator, U+001F), on a factory that exits
+// the process with status 0.
+const exitingEnv = "ADAPTERKIT_CLI_EXITING_FACTORY"
+
 func TestMain(m *testing.M) {
 	if name := os.Getenv(mutantEnv); name != "" {
 		for _, mu := range mutants.Catalogue() {
@@ -35,6 +42,14 @@ func TestMain(m *testing.M) {
 			}
 		}
 		os.Exit(exitBroken)
+	}
+	if args := os.Getenv(exitingEnv); args != "" {
+		// conform in process on a factory that exits the process.
+		exits := conformance.NewFactory("exits", func(context.Context, conformance.Setup) (conformance.Instance, error) {
+			os.Exit(exitPass)
+			return conformance.Instance{}, nil
+		})
+		os.Exit(Run(context.Background(), strings.Split(args, "\x1f"), exits, os.Stdout, os.Stderr))
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
@@ -106,6 +121,10 @@ func TestConformCatchesMutantProcesses(t *testing.T) {
 			rep := readReport(t, reportFile)
 			if rep.Passed {
 				t.Error("the report says passed; the exit status says failed")
+			}
+			// The process names itself in its hello; the executable is env.
+			if want := mutantNamed(t, tc.mutant).Factory(reference.NewConformanceFactory()).Name(); rep.FactoryName != want {
+				t.Errorf("the report names the factory %q, want %q (the name of its hello)", rep.FactoryName, want)
 			}
 			x, _ := os.ReadFile(junitFile)
 			var suites junitSuites
@@ -249,4 +268,114 @@ func TestConformLeavesOutFamilies(t *testing.T) {
 	if code, _, errOut := runIt(t, reference.NewConformanceFactory(), "--leave-out", "telepathy"); code != exitBroken || !strings.Contains(errOut, "telepathy") {
 		t.Fatalf("unknown family: exit %d, %q", code, errOut)
 	}
+}
+
+// passingFiles writes a passing report and JUnit file, as an earlier run
+// would have left them, and returns their names.
+func passingFiles(t *testing.T) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
+	if code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CaseIdentity, "--report", reportFile, "--junit", junitFile); code != exitPass {
+		t.Fatalf("the earlier run: exit %d\n%s%s", code, out, errOut)
+	}
+	if !readReport(t, reportFile).Passed {
+		t.Fatal("the earlier run's report does not say passed")
+	}
+	return reportFile, junitFile
+}
+
+// readJUnit reads a JUnit file the command wrote.
+func readJUnit(t *testing.T, file string) junitSuites {
+	t.Helper()
+	x, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites junitSuites
+	if err := xml.Unmarshal(x, &suites); err != nil {
+		t.Fatal(err)
+	}
+	return suites
+}
+
+// The result files never say more than the exit status: a run that exits 2
+// writes passed false and says why, and one that could not start replaces
+// an earlier passing report rather than leaving it.
+func TestReportAgreesWithTheExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		problem string
+	}{
+		{"no instance created", []string{"--check", conformance.CheckProjection, "--histories", "0"}, "no check that ran created an adapter instance"},
+		{"unknown check", []string{"--check", "identity,nosuch"}, `the run could not happen: --check: no check has the id "nosuch"`},
+		{"bad flag after the files", []string{"--timeout", "soon"}, "the run could not happen: invalid value"},
+		{"adapter command that does not start", []string{"--exec", filepath.Join(t.TempDir(), "no-such-adapter")}, "the factory created no adapter instance"},
+		{"factory that fails", []string{"--check", conformance.CaseIdentity, "--", "false"}, "the factory created no adapter instance"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reportFile, junitFile := passingFiles(t)
+			args := append([]string{"--report", reportFile, "--junit", junitFile}, tc.args...)
+			code, out, errOut := runIt(t, reference.NewConformanceFactory(), args...)
+			if code != exitBroken {
+				t.Fatalf("exit %d, want %d\n%s%s", code, exitBroken, out, errOut)
+			}
+			rep := readReport(t, reportFile)
+			if rep.Passed || !slices.ContainsFunc(rep.Problems, func(p string) bool { return strings.Contains(p, tc.problem) }) {
+				t.Errorf("report: passed %t, problems %q; want not passed, with a problem saying %q", rep.Passed, rep.Problems, tc.problem)
+			}
+			if suites := readJUnit(t, junitFile); suites.Errors == 0 {
+				t.Errorf("JUnit: %d tests, no error; want the problem as an error", suites.Tests)
+			}
+			if strings.Contains(out, "PASS") {
+				t.Errorf("the table says PASS:\n%s", out)
+			}
+		})
+	}
+}
+
+// A result file that cannot be written is found before any check runs.
+func TestUnwritableResultFileStopsBeforeTheRun(t *testing.T) {
+	reportFile, _ := passingFiles(t)
+	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--report", reportFile, "--junit", filepath.Join(t.TempDir(), "no-such-dir", "junit.xml"))
+	if code != exitBroken || out != "" || !strings.Contains(errOut, "junit.xml") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q; want exit 2 before any check, naming the file", code, out, errOut)
+	}
+	if rep := readReport(t, reportFile); rep.Passed {
+		t.Error("the earlier passing report is still in place")
+	}
+}
+
+// An in-process factory that exits the process ends the run before conform
+// can write its results: what it leaves says the run did not finish, never
+// the earlier pass. (--exec isolates such an adapter in its own process.)
+func TestFactoryThatExitsLeavesNoPass(t *testing.T) {
+	reportFile, junitFile := passingFiles(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), exitingEnv+"="+strings.Join([]string{"--check", conformance.CaseIdentity, "--report", reportFile, "--junit", junitFile}, "\x1f"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("the exiting run: %v\n%s", err, out)
+	}
+	rep := readReport(t, reportFile)
+	if rep.Passed || len(rep.Problems) != 1 || !strings.HasPrefix(rep.Problems[0], "the run has not finished") {
+		t.Errorf("report after a factory exited: passed %t, problems %q", rep.Passed, rep.Problems)
+	}
+	if suites := readJUnit(t, junitFile); suites.Errors != 1 || suites.Tests != 0 {
+		t.Errorf("JUnit after a factory exited: %d tests, %d errors; want none and one", suites.Tests, suites.Errors)
+	}
+}
+
+// mutantNamed returns the mutant of that name.
+func mutantNamed(t *testing.T, name string) mutants.Mutant {
+	t.Helper()
+	for _, mu := range mutants.Catalogue() {
+		if mu.Name == name {
+			return mu
+		}
+	}
+	t.Fatalf("no mutant is named %q", name)
+	return mutants.Mutant{}
 }

@@ -21,5 +21,9 @@
 // is 0 when every check passed (or was skipped), 1 when one failed, and 2
 // when the run could not happen (bad flags, an adapter command that does
 // not start, a factory that creates no instance, a report that cannot be
-// written).
+// written); the report and the JUnit file agree with it. Both files are
+// replaced by an unfinished report (not passed) before any check runs, so
+// a factory that exits the process leaves no earlier pass behind, though
+// it cannot be reported; --exec runs such an adapter in a process of its
+// own, isolated from the run.
 package cli

@@ -51,6 +51,17 @@ func bounded(method string, bound time.Duration, f func()) {
 	}
 }
 
+// recovered describes what a goroutine of a check recovered from its
+// adapter calls: a call that did not return within its bound says so (the
+// bound panics with it), anything else is a panic of the adapter, written
+// after panicked.
+func recovered(v any, panicked string) string {
+	if to, ok := v.(*callTimeout); ok {
+		return to.Error()
+	}
+	return panicked + Redact(fmt.Sprint(v))
+}
+
 // boundedContext gives an adapter call a context that expires with its
 // bound, so that an adapter honouring contexts returns by itself.
 func boundedContext(ctx context.Context, bound time.Duration) (context.Context, context.CancelFunc) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -496,5 +497,40 @@ func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
 	if err := conformance.CheckHistory(ctx, refusing(generated), conformance.NewFixture().Messages[:1]); !errors.As(err, &f) ||
 		!strings.Contains(f.Rule, "shapes the contract requires") {
 		t.Fatalf("CheckHistory of a refused plain history = %v", err)
+	}
+}
+
+// namedOnCreate is a factory that learns its name from the first instance
+// it creates, as an adapter process names itself in its hello.
+type namedOnCreate struct {
+	inner conformance.Factory
+	mu    sync.Mutex
+	name  string
+}
+
+func (f *namedOnCreate) Name() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.name == "" {
+		return "executable"
+	}
+	return f.name
+}
+
+func (f *namedOnCreate) Create(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+	f.mu.Lock()
+	f.name = "named by its instance"
+	f.mu.Unlock()
+	return f.inner.Create(ctx, setup)
+}
+
+func TestRunReportNamesTheFactoryAfterItsInstances(t *testing.T) {
+	rep := conformance.RunChecks(ctx, &namedOnCreate{inner: correct()}, conformance.WithChecks(conformance.CaseIdentity))
+	if rep.FactoryName != "named by its instance" || !rep.Passed {
+		t.Fatalf("factory name %q (passed %t), want the name the factory gives once it created an instance", rep.FactoryName, rep.Passed)
+	}
+	rep = conformance.RunChecks(ctx, &namedOnCreate{inner: correct()}, conformance.WithChecks(conformance.CaseIdentity), conformance.WithName("chosen"))
+	if rep.FactoryName != "chosen" {
+		t.Fatalf("factory name %q, want the one WithName gives", rep.FactoryName)
 	}
 }

@@ -256,7 +256,7 @@ func checkConcurrent(ctx context.Context, e *env) error {
 		wg.Go(func() {
 			defer func() {
 				if v := recover(); v != nil {
-					report(fmt.Sprintf("worker %d: panic: %s", w, Redact(fmt.Sprint(v))))
+					report(fmt.Sprintf("worker %d: %s", w, recovered(v, "panic: ")))
 				}
 			}()
 			for r := range concurrentRounds {

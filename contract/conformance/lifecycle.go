@@ -78,7 +78,7 @@ func shutdownAll(ctx context.Context, a contract.Adapter, n int) []string {
 		done.Go(func() {
 			defer func() {
 				if v := recover(); v != nil {
-					report(fmt.Sprintf("goroutine %d: Shutdown panicked: %s", g, Redact(fmt.Sprint(v))))
+					report(fmt.Sprintf("goroutine %d: %s", g, recovered(v, "Shutdown panicked: ")))
 				}
 			}()
 			ready.Done()

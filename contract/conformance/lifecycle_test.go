@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -118,4 +119,45 @@ func BenchmarkFallbackAndLifecycleChecks(b *testing.B) {
 			})
 		}
 	}
+}
+
+// A call that does not return is named as such, never as a panic: the
+// bound stops waiting for it by panicking on the calling goroutine, which
+// the checks calling from goroutines of their own recover.
+func TestHungCallsInGoroutinesDidNotReturn(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var shutdowns atomic.Int32
+	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter {
+		return hooked{Adapter: a,
+			shutdown: func(ctx context.Context) error {
+				if shutdowns.Add(1) == 2 {
+					<-release
+				}
+				return a.Shutdown(ctx)
+			},
+			complete: func(ctx context.Context, r contract.CompletionRequest) contract.CompletionResult {
+				if strings.Contains(fmtPayload(r.Payload), "concurrency-w3-r1") {
+					<-release
+				}
+				return a.Complete(ctx, r)
+			}}
+	}, new(int))
+	for id, want := range map[string]string{
+		conformance.CheckConcurrentShutdown: "Shutdown did not return within 200ms",
+		conformance.CheckConcurrency:        "Complete did not return within 200ms",
+	} {
+		shutdowns.Store(0)
+		c, _ := conformance.CheckByID(id)
+		r := c.Run(ctx, f, conformance.WithCallTimeout(200*time.Millisecond))
+		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, want) || strings.Contains(r.Failure.Actual, "panic") {
+			t.Errorf("%s on an adapter with a call that hangs: %s %v; want a failure saying %q", id, r.Status, r.Failure, want)
+		}
+	}
+}
+
+// fmtPayload is the JSON text of a payload, to find a marker in it.
+func fmtPayload(p any) string {
+	b, _ := json.Marshal(p)
+	return string(b)
 }

@@ -164,7 +164,7 @@ func (r RunReport) Counts() (passed, failed, skipped int) {
 func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	t0 := time.Now()
 	o := newOptions(opts)
-	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, FactoryName: scrub(o.nameOf(factory)), LeftOut: o.LeftOut}
+	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, LeftOut: o.LeftOut}
 	checks := Checks()
 	if len(o.Checks) > 0 {
 		for _, id := range o.Checks {
@@ -182,6 +182,9 @@ func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 			rep.Conformance = e.report
 		}
 	}
+	// A factory may learn its name from the instances it creates (an
+	// adapter process names itself in its hello), so ask again.
+	rep.FactoryName = scrub(o.nameOf(factory))
 	_, failedN, _ := rep.Counts()
 	rep.Passed = failedN == 0 && len(rep.Problems) == 0 && len(rep.Checks) > 0
 	rep.Duration = time.Since(t0)
