@@ -35,6 +35,7 @@ const (
 	MethodEmbed                  = "embed"
 	MethodSourceAppend           = "sourceAppend"
 	MethodSourceCorrupt          = "sourceCorrupt"
+	MethodSourceRewrite          = "sourceRewrite"
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
@@ -126,17 +127,19 @@ type createParams struct {
 // createResult is the result of create. EmbeddingPort, when present,
 // declares the instance's embedding port, which embed requests reach.
 // Source says the instance offers the source hook (sourceAppend and
-// sourceCorrupt requests); PrivacyConfig, when present, is the privacy
+// sourceCorrupt requests), SourceRewrite that its hook also rewrites a
+// message in place (sourceRewrite requests); PrivacyConfig, when present, is the privacy
 // configuration its adapter enforces.
 type createResult struct {
 	Instance            string          `json:"instance"`
 	ExpectedProjectRoot string          `json:"expectedProjectRoot"`
 	EmbeddingPort       *embeddingDecl  `json:"embeddingPort,omitempty"`
 	Source              bool            `json:"source,omitempty"`
+	SourceRewrite       bool            `json:"sourceRewrite,omitempty"`
 	PrivacyConfig       *privacy.Config `json:"privacyConfig,omitempty"`
 }
 
-// sourceAppendParams is the params of sourceAppend.
+// sourceAppendParams is the params of sourceAppend and sourceRewrite.
 type sourceAppendParams struct {
 	Instance string           `json:"instance"`
 	Message  contract.Message `json:"message"`

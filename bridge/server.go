@@ -207,7 +207,7 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 			return nil, invalidParams(method)
 		}
 		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
-	case MethodSourceAppend, MethodSourceCorrupt:
+	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite:
 		src := sv.inst.Source
 		if src == nil {
 			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no source hook"}
@@ -215,9 +215,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		if method == MethodSourceCorrupt {
 			return nil, errorOrNil(src.Corrupt(ctx))
 		}
+		rw, canRewrite := src.(conformance.SourceRewriter)
+		if method == MethodSourceRewrite && !canRewrite {
+			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance's source hook does not rewrite messages"}
+		}
 		var p sourceAppendParams
 		if err := unmarshalParams(params, &p); err != nil {
 			return nil, invalidParams(method)
+		}
+		if method == MethodSourceRewrite {
+			return nil, errorOrNil(rw.Rewrite(ctx, p.Message))
 		}
 		return nil, errorOrNil(src.Append(ctx, p.Message))
 	case MethodShutdown:
@@ -311,6 +318,7 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.instances[id] = &served{inst: inst}
 	st.mu.Unlock()
 	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig}
+	_, res.SourceRewrite = inst.Source.(conformance.SourceRewriter)
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
 	}

@@ -14,9 +14,11 @@ const (
 	// DefaultHistories is how many generated histories the projection check
 	// (and the property spec of package spec) hands the factory.
 	DefaultHistories = 20
-	// DefaultDiagnosticsLimit is the most diagnostics the
-	// bounded-diagnostics check accepts after many failures.
-	DefaultDiagnosticsLimit = 1000
+	// DefaultDiagnosticsLimit is the ceiling of the bounded-diagnostics
+	// check: the most diagnostics an adapter may keep. SPEC says only
+	// "bounded", so the ceiling sits far above any sane bound; the check
+	// reports the bound it found.
+	DefaultDiagnosticsLimit = 10000
 )
 
 // Option configures how checks run. Every face of the catalogue takes the
@@ -48,7 +50,8 @@ type Settings struct {
 	RequiredCapabilities []contract.CapabilityID
 	// Checks lists the ids of the checks RunChecks runs; empty means all.
 	Checks []string
-	// DiagnosticsLimit is the most diagnostics bounded-diagnostics accepts.
+	// DiagnosticsLimit is the ceiling of bounded-diagnostics: the most
+	// diagnostics it accepts.
 	DiagnosticsLimit int
 }
 
@@ -124,8 +127,9 @@ func WithoutFamilies(fams ...gen.Family) Option {
 // reproduce a failure: every such failure names its seed.
 func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 
-// WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
-// check accepts (DefaultDiagnosticsLimit by default).
+// WithDiagnosticsLimit sets the ceiling of the bounded-diagnostics check:
+// the most diagnostics it accepts before it calls the list unbounded
+// (DefaultDiagnosticsLimit by default).
 func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.DiagnosticsLimit = n } }
 
 // WithRequiredCapabilities makes the checks of the given capabilities

@@ -162,7 +162,7 @@ async function handle(method, params, id, signal) {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
         store: fx.messages.map((m) => JSON.stringify(m)), closed: false, diagnostics: [], cache: null,
       });
-      const result = { instance: id, expectedProjectRoot: dir, source: true, privacyConfig: PRIVACY_CONFIG };
+      const result = { instance: id, expectedProjectRoot: dir, source: true, sourceRewrite: true, privacyConfig: PRIVACY_CONFIG };
       if (EMBEDDINGS) result.embeddingPort = EMBEDDING_PORT;
       return result;
     }
@@ -219,6 +219,22 @@ async function handle(method, params, id, signal) {
       const m = params.message;
       if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceAppend needs a message");
       inst.store.push(JSON.stringify(m));
+      inst.cache = null;
+      return null;
+    }
+    case "sourceRewrite": {
+      const inst = open(params);
+      const m = params.message;
+      if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceRewrite needs a message");
+      const at = inst.store.findIndex((rec) => {
+        try {
+          return JSON.parse(rec).id === m.id;
+        } catch {
+          return false;
+        }
+      });
+      if (at < 0) throw new AdapterError("adapter-error", "no stored message has the id of the rewrite");
+      inst.store[at] = JSON.stringify(m);
       inst.cache = null;
       return null;
     }
