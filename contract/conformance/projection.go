@@ -230,8 +230,14 @@ func (p *ProjectionRun) check(ctx context.Context, e *env, where string, msgs []
 	return &r, nil
 }
 
-// verdict checks the rules of refusals across the run.
+// verdict checks the rules of refusals across the run. A run that drew no
+// long history first checks one, drawn from the run's seed: a runtime's
+// limits on length must show in every run.
 func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
+	seed := e.seed()
+	if err := p.checkLong(ctx, e, seed); err != nil {
+		return err
+	}
 	var refusedFams []gen.Family
 	for _, ev := range p.events {
 		if ev.refused != "" && !slices.Contains(refusedFams, ev.refused) {
@@ -247,13 +253,32 @@ func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 		return broken(ruleRefusalBound, fmt.Sprintf("at most %d of %d generated histories refused", p.drawn/2, p.drawn),
 			fmt.Sprintf("%d refused", p.refused))
 	}
-	seed := e.seed()
 	for _, f := range refusedFams {
 		if err := p.isolation(ctx, e, f, seed); err != nil {
 			return err
 		}
 	}
 	return requiredLimit(p.limits.list(), p.opts.RequiredFamilies)
+}
+
+// checkLong checks one long history drawn from seed, unless the run drew
+// one already or leaves long histories out.
+func (p *ProjectionRun) checkLong(ctx context.Context, e *env, seed uint64) error {
+	if slices.Contains(p.leftOut, gen.FamilyLongHistory) || slices.ContainsFunc(p.events, func(ev projected) bool {
+		return slices.Contains(ev.families, gen.FamilyLongHistory)
+	}) {
+		return nil
+	}
+	fx := NewFixture()
+	g := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...)
+	for k := 0; k < isolationTries; k++ {
+		s := isolationSeed(seed, gen.FamilyLongHistory, k)
+		if msgs := g.Example(s); slices.Contains(gen.FamiliesOf(msgs), gen.FamilyLongHistory) {
+			_, err := p.check(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
+			return err
+		}
+	}
+	return fmt.Errorf("conformance: no long history in %d draws from seed %d", isolationTries, seed)
 }
 
 // consistent returns a broken rule when a history holding the refused
