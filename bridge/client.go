@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
@@ -169,7 +170,10 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	if err := c.p.call(ctx, c.timeout, MethodCreate, params, &res); err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) && re.Code == CodeUnrepresentable {
-			return conformance.Instance{}, conformance.Unrepresentable(re.Message)
+			if re.Message == "" {
+				return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family))
+			}
+			return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family), re.Message)
 		}
 		return conformance.Instance{}, err
 	}
@@ -191,7 +195,8 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 		}()
 		return c.p.call(ctx, c.timeout, MethodCleanup, instanceParams{Instance: res.Instance}, nil)
 	}
-	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig}
+	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig,
+		Limits: res.Limits, Held: res.Held}
 	switch {
 	case res.Source && res.SourceRewrite:
 		inst.Source = remoteRewritingSource{remoteSource{c: c, id: res.Instance}}

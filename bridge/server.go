@@ -267,17 +267,22 @@ func errorOrNil(err error) *WireError {
 	return nil
 }
 
-// unrepresentableReason reports whether a factory refused a history as
-// unrepresentable, and its reason.
-func unrepresentableReason(err error) (string, bool) {
+// unrepresentable returns the unrepresentable error of a factory that
+// refused a history, or nil: the refusal's family and detail, or, for a
+// free-text refusal, no family and the text.
+func unrepresentable(err error) *WireError {
 	if !errors.Is(err, conformance.ErrUnrepresentable) {
-		return "", false
+		return nil
+	}
+	var r *conformance.Refusal
+	if errors.As(err, &r) {
+		return &WireError{Code: CodeUnrepresentable, Family: clip(string(r.Family)), Message: clip(r.Detail)}
 	}
 	reason := err.Error()
 	if _, after, ok := strings.Cut(reason, conformance.ErrUnrepresentable.Error()+": "); ok {
 		reason = after
 	}
-	return reason, true
+	return &WireError{Code: CodeUnrepresentable, Message: clip(reason)}
 }
 
 func adapterResult[T any](v T, err error) (any, *WireError) {
@@ -305,8 +310,8 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 		if inst.Cleanup != nil {
 			_ = protect(func() error { return inst.Cleanup(ctx) })
 		}
-		if reason, ok := unrepresentableReason(err); ok {
-			return nil, &WireError{Code: CodeUnrepresentable, Message: clip(reason)}
+		if werr := unrepresentable(err); werr != nil {
+			return nil, werr
 		}
 		msg := "the factory returned no adapter"
 		if err != nil {
@@ -317,7 +322,8 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.mu.Lock()
 	st.instances[id] = &served{inst: inst}
 	st.mu.Unlock()
-	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig}
+	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig,
+		Limits: inst.Limits, Held: inst.Held}
 	_, res.SourceRewrite = inst.Source.(conformance.SourceRewriter)
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}

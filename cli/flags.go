@@ -55,16 +55,33 @@ var optionFlags = []optionFlag{
 		})},
 	{"leave-out", "draw no generated history of this shape `family` (repeatable): " + familyNames(),
 		listFlag(func(names []string) (conformance.Option, error) {
-			fams := make([]gen.Family, len(names))
-			for i, name := range names {
-				f, err := gen.ParseFamily(name)
-				if err != nil {
-					return nil, err
-				}
-				fams[i] = f
+			fams, err := parseFamilies(names)
+			if err != nil {
+				return nil, err
 			}
 			return conformance.WithoutFamilies(fams...), nil
 		})},
+	{"require-families", "fail when this history `family` is a limit of the run, refused or declared (repeatable, or comma-separated)",
+		listFlag(func(names []string) (conformance.Option, error) {
+			fams, err := parseFamilies(names)
+			if err != nil {
+				return nil, err
+			}
+			return conformance.WithRequiredFamilies(fams...), nil
+		})},
+}
+
+// parseFamilies parses history family names.
+func parseFamilies(names []string) ([]gen.Family, error) {
+	fams := make([]gen.Family, len(names))
+	for i, name := range names {
+		f, err := gen.ParseFamily(name)
+		if err != nil {
+			return nil, err
+		}
+		fams[i] = f
+	}
+	return fams, nil
 }
 
 // defineOptionFlags defines every option flag on fs and returns what

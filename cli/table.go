@@ -49,6 +49,9 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		}
 		fmt.Fprintf(w, "generated histories leave out: %s\n", strings.Join(names, ", "))
 	}
+	for _, l := range rep.Limits {
+		fmt.Fprintf(w, "limit: %s — %d histories, %s\n", l.Name(), l.Count, l.Reason)
+	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
@@ -57,10 +60,17 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 	if !rep.Passed {
 		verdict = "FAIL"
 	}
+	// "PASS  36 of 36 checks passed", "PASS with limits: multi-result,
+	// image — 36 of 36 checks passed".
+	if len(rep.Limits) > 0 {
+		verdict += " with limits: " + conformance.LimitNames(rep.Limits) + " — "
+	} else {
+		verdict += "  "
+	}
 	summary := fmt.Sprintf("%d of %d checks passed", passed, passed+failed)
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
-	fmt.Fprintf(w, "%s  %s (%d contract, %d extended, %d capability-gated) in %s\n", verdict, summary,
+	fmt.Fprintf(w, "%s%s (%d contract, %d extended, %d capability-gated) in %s\n", verdict, summary,
 		kinds[conformance.KindContract], kinds[conformance.KindExtended], kinds[conformance.KindFeature], rep.Duration.Round(time.Millisecond))
 }

@@ -78,6 +78,7 @@ func describeCheck(cfg *config, c conformance.Check) {
 		if c.ID == conformance.CheckInOrder {
 			reportEntry(c, r)
 		}
+		limitsEntry(c.ID, r.Limits)
 		switch r.Status {
 		case conformance.StatusSkip:
 			ginkgo.Skip("skipped, not passed: " + r.SkipReason)
@@ -96,6 +97,20 @@ func (cfg *config) runOptions() []conformance.Option {
 // shown only when the spec fails or runs verbosely.
 func reportEntry(c conformance.Check, r conformance.Result) {
 	ginkgo.AddReportEntry("conformance report", fmt.Sprintf("%s: %s", c.ID, r.Status), ginkgo.ReportEntryVisibilityFailureOrVerbose)
+}
+
+// limitsEntry attaches a check's limits to the spec's report, always
+// shown: they are part of the verdict ("multi-result: 12 refused: tool
+// message with two results").
+func limitsEntry(id string, limits []conformance.Limit) {
+	if len(limits) == 0 {
+		return
+	}
+	parts := make([]string, len(limits))
+	for i, l := range limits {
+		parts[i] = fmt.Sprintf("%s: %d, %s", l.Name(), l.Count, l.Reason)
+	}
+	ginkgo.AddReportEntry("conformance limits", id+" — "+strings.Join(parts, "; "))
 }
 
 // failCheck fails the current spec with a check's failure (metadata only)

@@ -48,6 +48,9 @@ type Settings struct {
 	// RequiredCapabilities lists the capabilities whose checks fail rather
 	// than skip when the adapter does not declare them.
 	RequiredCapabilities []contract.CapabilityID
+	// RequiredFamilies lists the families of history shapes that may not
+	// be a limit of the run: refusing or declaring one fails the check.
+	RequiredFamilies []gen.Family
 	// Checks lists the ids of the checks RunChecks runs; empty means all.
 	Checks []string
 	// DiagnosticsLimit is the ceiling of bounded-diagnostics: the most
@@ -74,6 +77,7 @@ func Resolve(opts ...Option) Settings {
 	s := newOptions(opts).Settings
 	s.LeftOut = slices.Clone(s.LeftOut)
 	s.RequiredCapabilities = slices.Clone(s.RequiredCapabilities)
+	s.RequiredFamilies = slices.Clone(s.RequiredFamilies)
 	s.Checks = slices.Clone(s.Checks)
 	return s
 }
@@ -137,6 +141,26 @@ func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.Diagnostic
 // its checks fail instead of being skipped.
 func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
 	return func(o *options) { o.RequiredCapabilities = append(o.RequiredCapabilities, ids...) }
+}
+
+// WithRequiredFamilies makes the given families of history shapes
+// required: a runtime refusing or declaring one of them as a limit fails
+// the check where the limit arose (projection), and leaving one out
+// (WithoutFamilies) fails projection too. It panics on a value that is not
+// one of gen.Families (use gen.ParseFamily on user input).
+func WithRequiredFamilies(fams ...gen.Family) Option {
+	for _, f := range fams {
+		if _, err := gen.ParseFamily(string(f)); err != nil {
+			panic("conformance.WithRequiredFamilies: " + err.Error())
+		}
+	}
+	return func(o *options) {
+		for _, f := range fams {
+			if !slices.Contains(o.RequiredFamilies, f) {
+				o.RequiredFamilies = append(o.RequiredFamilies, f)
+			}
+		}
+	}
 }
 
 // WithChecks makes RunChecks run only the checks with the given ids (in

@@ -24,6 +24,7 @@ type Session struct {
 	adapter   *boundedAdapter
 	baseline  *contract.HistorySnapshot
 	closed    bool
+	held      // the holding differences of the instance's held history
 }
 
 // Start creates an instance from factory with the conformance fixture
@@ -75,14 +76,18 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	if inst.Adapter == nil {
 		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.CallTimeout))
 	}
-	return &Session{fixture: fixture, transport: transport, instance: inst,
-		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}, nil
+	s = &Session{fixture: fixture, transport: transport, instance: inst,
+		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}
+	s.hold(inst.Held)
+	return s, nil
 }
 
 // Adapter returns the adapter under test; every call is bounded.
 func (s *Session) Adapter() contract.Adapter { return s.adapter }
 
-// Fixture returns a copy of the fixture the instance was created from.
+// Fixture returns a copy of the fixture the instance was created from,
+// holding the history as the instance holds it (Instance.Held, when the
+// factory reports one).
 func (s *Session) Fixture() Fixture { return s.fixture.clone() }
 
 // Transport returns the transport injected into the adapter.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/ds4context/adapterkit/cli"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
@@ -277,7 +278,7 @@ func TestCLIKillsEveryMutant(t *testing.T) {
 				}
 				for _, c := range rep.Checks {
 					if c.ID == conformance.CheckProjection && m.Name == "refuses-multi-result-tool-messages" &&
-						(c.Refusals["tool message with two results"] == 0 || !strings.Contains(c.Note, "refused: ")) {
+						(len(c.Limits) != 1 || c.Limits[0].Family != gen.FamilyMultiResult || c.Limits[0].Count == 0 || !strings.Contains(c.Note, "refused: ")) {
 						t.Fatalf("the projection row does not show the refusals: %+v", c)
 					}
 				}
