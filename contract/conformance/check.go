@@ -77,6 +77,10 @@ type Result struct {
 	// Refusals counts, by reason, the generated histories the factory
 	// refused as unrepresentable (ErrUnrepresentable); projection only.
 	Refusals map[string]int `json:"refusals,omitempty"`
+	// Seed is, for a failed check that draws random input
+	// (privacy-probes, privacy-engine), the seed it drew from: WithSeed
+	// (--seed) reproduces the failure. It is 0 otherwise.
+	Seed uint64 `json:"seed,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 }

@@ -23,6 +23,7 @@ type env struct {
 	refused  refusals // generated histories the factory refused
 	report   *Report  // set by the in-order check
 	created  int      // instances the factory created
+	drawn    uint64   // the seed the check drew its random input from (see seed)
 }
 
 // start creates a fresh instance holding the conformance fixture.
@@ -108,6 +109,9 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 	}
 	if len(e.refused) > 0 {
 		r.Refusals = e.refused
+	}
+	if r.Failure != nil {
+		r.Seed = e.drawn
 	}
 	r.Duration = time.Since(t0)
 	return r
