@@ -78,7 +78,7 @@ func readReport(t *testing.T, file string) conformance.RunReport {
 func failedRows(out string) []string {
 	var failed []string
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && (f[1] == "FAIL" || f[1] == "ERROR") {
+		if f := strings.Fields(line); len(f) >= 3 && (f[2] == "FAIL" || f[2] == "ERROR") {
 			failed = append(failed, f[0])
 		}
 	}

@@ -79,6 +79,10 @@ type Result struct {
 	// histories its instances hold (canonical-history, in-order,
 	// projection).
 	Limits []Limit `json:"limits,omitempty"`
+	// Seed is, for a failed check that draws random input
+	// (privacy-probes, privacy-engine), the seed it drew from: WithSeed
+	// (--seed) reproduces the failure. It is 0 otherwise.
+	Seed uint64 `json:"seed,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 }

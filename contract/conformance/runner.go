@@ -23,6 +23,7 @@ type env struct {
 	limits   limitSet // the limits the check found
 	report   *Report  // set by the in-order check
 	created  int      // instances the factory created
+	drawn    uint64   // the seed the check drew its random input from (see seed)
 }
 
 // start creates a fresh instance holding the conformance fixture.
@@ -111,6 +112,9 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 		r.Note = e.note
 	}
 	r.Limits = limits
+	if r.Failure != nil {
+		r.Seed = e.drawn
+	}
 	r.Duration = time.Since(t0)
 	return r
 }
