@@ -233,7 +233,7 @@ func registryKind(sig *types.Signature) string {
 			}
 		}
 	case 1:
-		param, ok := sig.Params().At(0).Type().(*types.Basic)
+		param, ok := types.Unalias(sig.Params().At(0).Type()).(*types.Basic)
 		result, ok2 := res.(*types.Basic)
 		if ok && ok2 && param.Kind() == types.String && result.Kind() == types.Bool {
 			return RegistryTest
