@@ -108,7 +108,8 @@ type Boundary struct {
 // from source, and returns their boundary for each platform, in the order
 // of platforms. Nothing of the packages runs: go/types evaluates every
 // constant expression. env is the go command's environment (nil: this
-// process's); GOOS, GOARCH and CGO_ENABLED are set for each platform. A
+// process's); GOOS, GOARCH and CGO_ENABLED are set for each platform, and
+// GOFLAGS is cleared, so that no build tag of the caller's applies. A
 // package that does not type-check is a *CompileError.
 func Load(ctx context.Context, dir string, env []string, platforms []Platform, pkgs ...string) ([]Boundary, error) {
 	modPath, err := modulePathOf(dir)
@@ -156,7 +157,9 @@ type loader struct {
 
 func (l *loader) load(ctx context.Context, dir, modPath string, env []string, platform Platform, pkgs []string) (Boundary, error) {
 	b := Boundary{Platform: platform}
-	env = append(slices.Clip(env), "GOOS="+platform.GOOS, "GOARCH="+platform.GOARCH, "CGO_ENABLED=0", "GOWORK=off")
+	// GOFLAGS is cleared so that no -tags of the caller's chooses files:
+	// a platform's build is its GOOS and GOARCH.
+	env = append(slices.Clip(env), "GOOS="+platform.GOOS, "GOARCH="+platform.GOARCH, "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=")
 	patterns := make([]string, len(pkgs))
 	for i, p := range pkgs {
 		patterns[i] = "./" + p
@@ -203,7 +206,7 @@ func (l *loader) load(ctx context.Context, dir, modPath string, env []string, pl
 				b.Constants = append(b.Constants, Constant{Package: rel, Name: name, Type: types.TypeString(obj.Type(), qualify), Value: obj.Val().ExactString()})
 			case *types.Func:
 				if kind := registryKind(obj.Signature()); kind != "" {
-					b.Registries = append(b.Registries, Registry{Package: rel, Name: name, Kind: kind, Signature: types.TypeString(obj.Type(), qualify)})
+					b.Registries = append(b.Registries, Registry{Package: rel, Name: name, Kind: kind, Signature: signature(obj.Signature(), qualify)})
 				}
 			}
 		}
@@ -216,6 +219,27 @@ func (l *loader) load(ctx context.Context, dir, modPath string, env []string, pl
 	slices.SortFunc(b.Constants, func(x, y Constant) int { return strings.Compare(x.Package+"\x00"+x.Name, y.Package+"\x00"+y.Name) })
 	slices.SortFunc(b.Registries, func(x, y Registry) int { return strings.Compare(x.Package+"\x00"+x.Name, y.Package+"\x00"+y.Name) })
 	return b, nil
+}
+
+// signature writes sig without its parameter names, which a caller never
+// sees: func(string) bool.
+func signature(sig *types.Signature, qualify types.Qualifier) string {
+	tuple := func(t *types.Tuple) string {
+		s := make([]string, t.Len())
+		for i := range t.Len() {
+			s[i] = types.TypeString(t.At(i).Type(), qualify)
+		}
+		return strings.Join(s, ", ")
+	}
+	out := "func(" + tuple(sig.Params()) + ")"
+	switch sig.Results().Len() {
+	case 0:
+	case 1:
+		out += " " + tuple(sig.Results())
+	default:
+		out += " (" + tuple(sig.Results()) + ")"
+	}
+	return out
 }
 
 // registryKind returns the kind of registry a function of signature sig

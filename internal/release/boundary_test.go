@@ -78,7 +78,7 @@ func TestLoadTheCheckout(t *testing.T) {
 	}
 	for _, want := range []Registry{
 		{Package: "contract", Name: "CapabilityIDs", Kind: RegistryList, Signature: "func() []contract.CapabilityID"},
-		{Package: "contract", Name: "IsRegisteredCapability", Kind: RegistryTest, Signature: "func(id string) bool"},
+		{Package: "contract", Name: "IsRegisteredCapability", Kind: RegistryTest, Signature: "func(string) bool"},
 	} {
 		if !slices.Contains(first.Registries, want) {
 			t.Errorf("no registry %+v among %+v", want, first.Registries)
