@@ -265,28 +265,24 @@ func clipText(s string) string {
 	return s[:limit] + "..."
 }
 
-// releaseBin is what buildRelease built: the release's adapterkit command,
-// and the probe of its registry functions ("" when there is none to probe).
-type releaseBin struct {
-	adapterkit, probe string
-}
-
-// buildRelease builds, in tmp, the release's adapterkit command (go
-// install) and a probe program calling, against the release, each
-// registry function this build shares with the release's build for this
-// platform (host: that build's boundary, when loaded).
-func buildRelease(ctx context.Context, tmp string, mod downloaded, bs []release.Boundary) (releaseBin, error) {
+// installRelease builds the release's adapterkit command into tmp with go
+// install, and returns its file.
+func installRelease(ctx context.Context, tmp string, mod downloaded) (string, error) {
 	binDir := filepath.Join(tmp, "bin")
 	var out bytes.Buffer
 	install := goCommand(ctx, tmp, []string{"GOBIN=" + binDir}, "install", modulePath+"/cmd/adapterkit@"+mod.Version)
 	install.Stdout, install.Stderr = &out, &out
 	if err := install.Run(); err != nil {
-		return releaseBin{}, fmt.Errorf("go install: %v: %s", err, lastLines(out.String(), 10))
+		return "", fmt.Errorf("go install: %v: %s", err, lastLines(out.String(), 10))
 	}
-	bin := releaseBin{adapterkit: filepath.Join(binDir, exeName("adapterkit"))}
-	if bs == nil {
-		return bin, nil
-	}
+	return filepath.Join(binDir, exeName("adapterkit")), nil
+}
+
+// buildProbe builds, in tmp, a program calling against the release each
+// registry function this build shares with the release's build for this
+// platform, and returns its file with the functions it probes (none when
+// they share none).
+func buildProbe(ctx context.Context, tmp string, mod downloaded, bs []release.Boundary) (string, []release.Registry, error) {
 	host := release.Platform{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
 	i := slices.IndexFunc(bs, func(b release.Boundary) bool { return b.Platform == host })
 	var hostBoundary release.Boundary
@@ -295,7 +291,7 @@ func buildRelease(ctx context.Context, tmp string, mod downloaded, bs []release.
 	} else {
 		loaded, err := release.Load(ctx, mod.Dir, nil, []release.Platform{host}, release.BoundaryPackages...)
 		if err != nil {
-			return bin, err
+			return "", nil, err
 		}
 		hostBoundary = loaded[0]
 	}
@@ -306,35 +302,34 @@ func buildRelease(ctx context.Context, tmp string, mod downloaded, bs []release.
 		}
 	}
 	if len(shared) == 0 {
-		return bin, nil
+		return "", nil, nil
 	}
 	goVersion, err := releaseGoVersion(mod.Dir)
 	if err != nil {
-		return bin, err
+		return "", nil, err
 	}
-	dir := filepath.Join(tmp, "probe")
 	src, err := probeSource(shared, probeStrings())
 	if err != nil {
-		return bin, err
+		return "", nil, err
 	}
+	dir := filepath.Join(tmp, "probe")
 	goMod := fmt.Sprintf("module adapterkit.invalid/probe\n\ngo %s\n\nrequire %s %s\n", goVersion, modulePath, mod.Version)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return bin, err
+		return "", nil, err
 	}
 	for name, data := range map[string][]byte{"go.mod": []byte(goMod), "main.go": src} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return bin, err
+			return "", nil, err
 		}
 	}
-	out.Reset()
-	probe := filepath.Join(binDir, exeName("probe"))
+	var out bytes.Buffer
+	probe := filepath.Join(tmp, "bin", exeName("probe"))
 	build := goCommand(ctx, dir, nil, "build", "-mod=mod", "-o", probe, ".")
 	build.Stdout, build.Stderr = &out, &out
 	if err := build.Run(); err != nil {
-		return bin, fmt.Errorf("go build of the registry probe: %v: %s", err, lastLines(out.String(), 10))
+		return "", nil, fmt.Errorf("go build: %v: %s", err, lastLines(out.String(), 10))
 	}
-	bin.probe = probe
-	return bin, nil
+	return probe, shared, nil
 }
 
 // exeName is the file name of a command on this system.

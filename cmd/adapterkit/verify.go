@@ -144,21 +144,28 @@ else differs).
 		v.part(fmt.Sprintf("registry functions: %s on %d platforms", registryList(), len(platforms)), compareRegistries(bs))
 	}
 
-	bin, err := buildRelease(ctx, tmp, mod, bs)
-	if err != nil {
-		v.broken("cannot build the release's programs", err)
-		return v.exit()
-	}
-	if bin.probe != "" {
-		diffs, n, err := probeRegistries(ctx, bin.probe)
-		if err != nil {
-			v.broken("cannot run the probe of the registry functions", err)
-		} else {
-			v.part(fmt.Sprintf("registry answers: %d probes on %s/%s, in a program built against the release", n, runtime.GOOS, runtime.GOARCH), diffs)
+	if bs != nil {
+		probe, probed, err := buildProbe(ctx, tmp, mod, bs)
+		switch {
+		case err != nil:
+			v.broken("cannot build the probe of the registry functions", err)
+		case probe != "":
+			diffs, n, err := probeRegistries(ctx, probe)
+			if err != nil {
+				v.broken("cannot run the probe of the registry functions", err)
+			} else {
+				v.part(fmt.Sprintf("registry answers: %d functions asked %d probes on %s/%s, in a program built against the release",
+					len(probed), n, runtime.GOOS, runtime.GOARCH), diffs)
+			}
 		}
 	}
+	exe, err := installRelease(ctx, tmp, mod)
+	if err != nil {
+		v.broken("cannot build the release's adapterkit command", err)
+		return v.exit()
+	}
 	for _, args := range [][]string{{"serve-reference"}, {"serve-reference", "--embeddings"}} {
-		v.judge(ctx, bin.adapterkit, args)
+		v.judge(ctx, exe, args)
 	}
 	return v.exit()
 }
@@ -276,11 +283,7 @@ func differs(where string, w namedValue, got any) string {
 	if equal {
 		return ""
 	}
-	sep := ": "
-	if where == "contract" {
-		sep = "."
-	}
-	return fmt.Sprintf("%s%s%s: the release has %s, this build has %s", where, sep, w.name, show(got), show(w.value))
+	return fmt.Sprintf("%s: %s: the release has %s, this build has %s", where, w.name, show(got), show(w.value))
 }
 
 // show quotes a value of the boundary for the report, shortening long

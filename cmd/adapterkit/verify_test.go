@@ -490,7 +490,7 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 		"registry pin "+registryPin+": equal to this build's",
 		fmt.Sprintf("constants: %d exported constants of contract, contract/privacy, contract/localkv on %d platforms (%s): equal to this build's", len(buildConstants), len(ps), platformList(ps)),
 		fmt.Sprintf("registry functions: %s on %d platforms: equal to this build's", registryList(), len(ps)),
-		fmt.Sprintf("registry answers: %d probes on %s/%s, in a program built against the release: equal to this build's", len(probeStrings()), runtime.GOOS, runtime.GOARCH),
+		fmt.Sprintf("registry answers: %d functions asked %d probes on %s/%s, in a program built against the release: equal to this build's", len(buildRegistries), len(probeStrings()), runtime.GOOS, runtime.GOARCH),
 		"this build's 37 checks on the release's adapterkit serve-reference, over the bridge: 36 passed, 1 skipped",
 		"this build's 37 checks on the release's adapterkit serve-reference --embeddings, over the bridge (embeddings required): 37 passed",
 	)
@@ -519,7 +519,7 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	// A release whose command does not build cannot be judged: exit 2,
 	// saying so, while what could be compared still matches.
 	code, out, errOut = verify(broken)
-	if code != exitBroken || !strings.Contains(errOut, "cannot build the release's programs of "+modulePath+"@"+broken.Version+": go install: ") ||
+	if code != exitBroken || !strings.Contains(errOut, "cannot build the release's adapterkit command of "+modulePath+"@"+broken.Version+": go install: ") ||
 		!strings.Contains(out, "registry functions: ") || strings.Contains(out, "boundary holds") {
 		t.Errorf("verify-release %s (does not build): exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 saying the release cannot be built", broken.Version, code, out, errOut)
 	}
