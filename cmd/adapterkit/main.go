@@ -26,11 +26,14 @@
 //	adapterkit conform --exec "adapterkit serve-reference"
 //
 // verify-release fetches github.com/ds4context/adapterkit@VERSION through
-// the configured GOPROXY, checks that its 0.2 registry pin and contract
-// constants (read from its source, not run) equal this build's, and runs
-// its reference adapter's conformance; it exits 0 when the boundary holds,
-// 1 when something differs and 2 when the release cannot be fetched or its
-// conformance cannot be built.
+// the configured GOPROXY and judges it with this build: its 0.2 registry
+// pin, every exported constant of contract, contract/privacy and
+// contract/localkv as each first-class platform compiles them (type-checked
+// from source, not run), the answers of their registry functions, and this
+// build's whole catalogue of checks run over the bridge on the release's
+// serve-reference, with and without --embeddings. It exits 0 when the
+// boundary holds, 1 when something differs and 2 when the release cannot
+// be fetched, built or run to a verdict.
 package main
 
 import (

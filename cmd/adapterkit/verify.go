@@ -7,9 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -22,6 +19,7 @@ import (
 	"golang.org/x/mod/semver"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/release"
 )
 
 // modulePath is the module verify-release fetches.
@@ -39,24 +37,6 @@ const (
 type namedValue struct {
 	name  string
 	value any // string or []string
-}
-
-// boundaryConstants are this build's registry constants of package
-// contract, by their names in the source.
-func boundaryConstants() []namedValue {
-	return []namedValue{
-		{"ContractVersion", contract.ContractVersion},
-		{"HistorySchemaVersion", contract.HistorySchemaVersion},
-		{"ConformanceVersion", contract.ConformanceVersion},
-		{"LocalKVEligibilityVersion", contract.LocalKVEligibilityVersion},
-		{"LocalKVRuntimePortVersion", contract.LocalKVRuntimePortVersion},
-		{"LocalKVDiagnosticsVersion", contract.LocalKVDiagnosticsVersion},
-		{"CapabilityCompaction", contract.CapabilityCompaction},
-		{"CapabilityProviderContinuation", contract.CapabilityProviderContinuation},
-		{"CapabilityEmbeddings", contract.CapabilityEmbeddings},
-		{"CapabilityLocalKVReuse", contract.CapabilityLocalKVReuse},
-		{"CapabilityIDs()", contract.CapabilityIDs()},
-	}
 }
 
 // boundaryPin is this build's registry pin, member by member, in the
@@ -80,7 +60,10 @@ type downloaded struct {
 }
 
 // verifyRelease fetches modulePath@VERSION through the configured GOPROXY
-// and checks its compatibility boundary against this build.
+// and judges its compatibility boundary with this build: its registry pin,
+// the constants and registry functions of the boundary packages as every
+// supported platform compiles them, and this build's whole catalogue of
+// checks run on its reference adapter over the bridge.
 func verifyRelease(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("adapterkit verify-release", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -88,11 +71,22 @@ func verifyRelease(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprint(stderr, `usage: adapterkit verify-release VERSION
 
 Fetches `+modulePath+`@VERSION through the configured GOPROXY (as
-go mod download does), checks that its `+registryRelease+` registry pin and contract constants
-equal this build's, and runs the reference adapter's conformance from the
-downloaded source. Exit status: 0 when the boundary holds, 1 when something
-differs, 2 when the release cannot be fetched, or its conformance cannot be
-built or run to a verdict (and nothing else differs).
+go mod download does) and judges it with this build:
+  - its `+registryRelease+` registry pin (`+registryPin+`) equals this build's;
+  - every exported constant of `+strings.Join(release.BoundaryPackages, ", ")+`,
+    loaded with build constraints applied and type-checked (never run) for
+    every first-class platform of the go command, has this build's type and
+    value on every platform, and no constant is missing or added;
+  - the registry functions of those packages (func() []T, func(string) bool)
+    exist with this build's signatures, and answer this build's probes as
+    this build does (in a program built against the release);
+  - this build's whole catalogue of checks passes on the release's
+    reference adapter (its adapterkit serve-reference, with and without
+    --embeddings), run over the bridge.
+The release's own checks are not asked: they could vouch for anything.
+Exit status: 0 when the boundary holds, 1 when something differs, 2 when
+the release cannot be fetched, built or run to a verdict (and nothing
+else differs).
 `)
 	}
 	if err := fs.Parse(args); err != nil {
@@ -125,48 +119,55 @@ built or run to a verdict (and nothing else differs).
 	}
 	fmt.Fprintf(stdout, "fetched %s (%s)\n", target, mod.Sum)
 
-	var diffs []string
+	v := &verdict{stdout: stdout, stderr: stderr, target: target}
 	pinDiffs, pinErr := comparePin(mod.Dir)
-	diffs = append(diffs, pinDiffs...)
-	if pinErr == nil && len(pinDiffs) == 0 {
-		fmt.Fprintf(stdout, "registry pin %s: equal to this build's\n", registryPin)
-	} else {
-		fmt.Fprintf(stdout, "registry pin %s: differs from this build's (listed below)\n", registryPin)
+	if pinErr != nil {
+		pinDiffs = append(pinDiffs, pinErr.Error())
 	}
-	constDiffs, constErr := compareConstants(mod.Dir)
-	diffs = append(diffs, constDiffs...)
-	if constErr == nil && len(constDiffs) == 0 {
-		fmt.Fprintln(stdout, "contract constants: equal to this build's")
-	} else {
-		fmt.Fprintln(stdout, "contract constants: differ from this build's (listed below)")
-	}
-	for _, err := range []error{pinErr, constErr} {
-		if err != nil {
-			diffs = append(diffs, err.Error())
-		}
-	}
+	v.part("registry pin "+registryPin, pinDiffs)
 
-	fmt.Fprintf(stdout, "reference conformance of %s:\n", target)
-	passed, err := conformRelease(ctx, tmp, version, stdout, stderr)
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "adapterkit verify-release: cannot run the reference conformance of %s: %v\n", target, err)
-	case !passed:
-		diffs = append(diffs, "the reference adapter of the release fails its conformance checks (table above)")
-	}
-
-	if len(diffs) > 0 {
-		fmt.Fprintf(stdout, "\n%s: the compatibility boundary does not hold:\n", target)
-		for _, d := range diffs {
-			fmt.Fprintf(stdout, "  - %s\n", d)
-		}
-		return exitFail
-	}
+	platforms, err := release.Platforms(ctx, nil)
 	if err != nil {
-		return exitBroken
+		v.broken("cannot list the platforms", err)
+		return v.exit()
 	}
-	fmt.Fprintf(stdout, "\n%s: the compatibility boundary holds\n", target)
-	return exitPass
+	bs, err := release.Load(ctx, mod.Dir, nil, platforms, release.BoundaryPackages...)
+	var ce *release.CompileError
+	switch {
+	case errors.As(err, &ce):
+		v.part("boundary packages", []string{fmt.Sprintf("%s of the release does not compile for %s: %s", relPackage(ce.Package), ce.Platform, clipText(ce.Err.Error()))})
+	case err != nil:
+		v.broken("cannot load the boundary packages", err)
+	default:
+		v.part(fmt.Sprintf("constants: %d exported constants of %s on %d platforms (%s)", len(buildConstants),
+			strings.Join(release.BoundaryPackages, ", "), len(platforms), platformList(platforms)), compareConstants(bs))
+		v.part(fmt.Sprintf("registry functions: %s on %d platforms", registryList(), len(platforms)), compareRegistries(bs))
+	}
+
+	if bs != nil {
+		probe, probed, err := buildProbe(ctx, tmp, mod, bs)
+		switch {
+		case err != nil:
+			v.broken("cannot build the probe of the registry functions", err)
+		case probe != "":
+			diffs, n, err := probeRegistries(ctx, probe)
+			if err != nil {
+				v.broken("cannot run the probe of the registry functions", err)
+			} else {
+				v.part(fmt.Sprintf("registry answers: %d functions asked %d probes on %s/%s, in a program built against the release",
+					len(probed), n, runtime.GOOS, runtime.GOARCH), diffs)
+			}
+		}
+	}
+	exe, err := installRelease(ctx, tmp, mod)
+	if err != nil {
+		v.broken("cannot build the release's adapterkit command", err)
+		return v.exit()
+	}
+	for _, args := range [][]string{{"serve-reference"}, {"serve-reference", "--embeddings"}} {
+		v.judge(ctx, exe, args)
+	}
+	return v.exit()
 }
 
 // goCommand returns the go command run in dir with this process's
@@ -269,40 +270,6 @@ func comparePin(dir string) ([]string, error) {
 	return diffs, nil
 }
 
-// compareConstants reads the registry constants from the source of package
-// contract in the module folder dir — parsed, never run — and compares
-// them with this build's.
-func compareConstants(dir string) ([]string, error) {
-	src, err := readRegistry(filepath.Join(dir, "contract"))
-	if err != nil {
-		return nil, err
-	}
-	var diffs []string
-	for _, w := range boundaryConstants() {
-		var got any
-		s, found := src.consts[w.name]
-		switch {
-		case w.name == "CapabilityIDs()" && src.ids != nil:
-			got = src.ids
-		case w.name == "CapabilityIDs()":
-			diffs = append(diffs, fmt.Sprintf("contract.%s: not found in the release; this build has %s", w.name, show(w.value)))
-			continue
-		case src.computed[w.name]:
-			diffs = append(diffs, fmt.Sprintf("contract.%s: not a string literal in the release; this build has %s", w.name, show(w.value)))
-			continue
-		case !found:
-			diffs = append(diffs, fmt.Sprintf("contract.%s: not found in the release; this build has %s", w.name, show(w.value)))
-			continue
-		default:
-			got = s
-		}
-		if d := differs("contract", w, got); d != "" {
-			diffs = append(diffs, d)
-		}
-	}
-	return diffs, nil
-}
-
 // differs describes how got differs from w's value, or returns "".
 func differs(where string, w namedValue, got any) string {
 	var equal bool
@@ -316,11 +283,7 @@ func differs(where string, w namedValue, got any) string {
 	if equal {
 		return ""
 	}
-	sep := ": "
-	if where == "contract" {
-		sep = "."
-	}
-	return fmt.Sprintf("%s%s%s: the release has %s, this build has %s", where, sep, w.name, show(got), show(w.value))
+	return fmt.Sprintf("%s: %s: the release has %s, this build has %s", where, w.name, show(got), show(w.value))
 }
 
 // show quotes a value of the boundary for the report, shortening long
@@ -344,143 +307,4 @@ func show(v any) string {
 		return "[" + strings.Join(q, ", ") + "]"
 	}
 	return fmt.Sprintf("%T", v)
-}
-
-// registrySource is what readRegistry finds in a package's source.
-type registrySource struct {
-	consts   map[string]string // top-level constants given as a string literal
-	computed map[string]bool   // top-level constants given by any other expression
-	ids      []string          // what func CapabilityIDs returns; nil without one
-}
-
-// readRegistry parses the non-test Go files of the package folder dir for
-// its top-level constants and the constants (resolved to their values)
-// that func CapabilityIDs returns.
-func readRegistry(dir string) (registrySource, error) {
-	src := registrySource{consts: map[string]string{}, computed: map[string]bool{}}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return src, fmt.Errorf("package contract of the release: %w", err)
-	}
-	fset := token.NewFileSet()
-	var idsFunc *ast.FuncDecl
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, name), nil, parser.SkipObjectResolution)
-		if err != nil {
-			return src, fmt.Errorf("package contract of the release: %w", err)
-		}
-		for _, decl := range f.Decls {
-			switch d := decl.(type) {
-			case *ast.GenDecl:
-				if d.Tok != token.CONST {
-					continue
-				}
-				for _, spec := range d.Specs {
-					vs := spec.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if s, ok := valueAt(vs.Values, i); ok {
-							src.consts[n.Name] = s
-						} else {
-							src.computed[n.Name] = true
-						}
-					}
-				}
-			case *ast.FuncDecl:
-				if d.Recv == nil && d.Name.Name == "CapabilityIDs" {
-					idsFunc = d
-				}
-			}
-		}
-	}
-	if idsFunc != nil {
-		if src.ids, err = returnedList(idsFunc, src.consts); err != nil {
-			return src, fmt.Errorf("contract.CapabilityIDs() of the release: %w", err)
-		}
-	}
-	return src, nil
-}
-
-// valueAt returns values[i] when it is a string literal.
-func valueAt(values []ast.Expr, i int) (string, bool) {
-	if i >= len(values) {
-		return "", false
-	}
-	return stringLit(values[i])
-}
-
-// returnedList reads the composite literal that a function of one return
-// statement returns, resolving identifiers among consts.
-func returnedList(fn *ast.FuncDecl, consts map[string]string) ([]string, error) {
-	if fn.Body == nil || len(fn.Body.List) != 1 {
-		return nil, errors.New("not a single return statement")
-	}
-	ret, ok := fn.Body.List[0].(*ast.ReturnStmt)
-	if !ok || len(ret.Results) != 1 {
-		return nil, errors.New("not a single return statement")
-	}
-	lit, ok := ret.Results[0].(*ast.CompositeLit)
-	if !ok {
-		return nil, errors.New("does not return a list literal")
-	}
-	ids := []string{}
-	for _, elt := range lit.Elts {
-		if s, ok := stringLit(elt); ok {
-			ids = append(ids, s)
-			continue
-		}
-		id, ok := elt.(*ast.Ident)
-		if !ok {
-			return nil, errors.New("returns an element that is neither a constant nor a string")
-		}
-		s, ok := consts[id.Name]
-		if !ok {
-			return nil, fmt.Errorf("returns %s, which is not a string constant of the package", id.Name)
-		}
-		ids = append(ids, s)
-	}
-	return ids, nil
-}
-
-// stringLit returns the value of a string literal expression.
-func stringLit(e ast.Expr) (string, bool) {
-	lit, ok := e.(*ast.BasicLit)
-	if !ok || lit.Kind != token.STRING {
-		return "", false
-	}
-	s, err := strconv.Unquote(lit.Value)
-	return s, err == nil
-}
-
-// conformRelease builds the release's adapterkit command with go install
-// and runs its conform command, which checks the release's reference
-// adapter; the table goes to stdout. passed is its verdict; err says that
-// it could not be built or run to a verdict.
-func conformRelease(ctx context.Context, tmp, version string, stdout, stderr io.Writer) (passed bool, err error) {
-	bin := filepath.Join(tmp, "bin")
-	var out bytes.Buffer
-	install := goCommand(ctx, tmp, []string{"GOBIN=" + bin}, "install", modulePath+"/cmd/adapterkit@"+version)
-	install.Stdout, install.Stderr = &out, &out
-	if err := install.Run(); err != nil {
-		return false, fmt.Errorf("go install: %v: %s", err, lastLines(out.String(), 10))
-	}
-	exe := filepath.Join(bin, "adapterkit")
-	if runtime.GOOS == "windows" {
-		exe += ".exe"
-	}
-	cmd := exec.CommandContext(ctx, exe, "conform")
-	cmd.Dir = tmp
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &exit) && exit.ExitCode() == exitFail:
-		return false, nil
-	}
-	return false, fmt.Errorf("adapterkit conform: %w", err)
 }

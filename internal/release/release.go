@@ -283,47 +283,81 @@ func OfflineEnv(env []string, modCache string, proxies ...string) []string {
 // result, keeping every other entry as it is. It exists to test what the
 // checks of a published release do when its bytes differ from the source.
 func (p Published) Rewrite(name string, edit func([]byte) ([]byte, error)) error {
+	found, err := p.edit(name, edit, false)
+	if err == nil && !found {
+		err = fmt.Errorf("release: %s holds no file %s", p.Zip, name)
+	}
+	return err
+}
+
+// Write puts a file name (a path inside the module) with content data into
+// the published zip, replacing the file of that name if there is one. It
+// exists, as Rewrite does, to test the checks of a published release.
+func (p Published) Write(name string, data []byte) error {
+	_, err := p.edit(name, func([]byte) ([]byte, error) { return data, nil }, true)
+	return err
+}
+
+// edit rewrites the zip with name's content replaced by edit's result
+// (added, when create is set and there is none); found says whether the
+// zip held name.
+func (p Published) edit(name string, edit func([]byte) ([]byte, error), create bool) (found bool, err error) {
+	if name == "" || strings.HasPrefix(name, "/") || slices.Contains(strings.Split(name, "/"), "..") {
+		return false, fmt.Errorf("release: %q is not a path inside the module", name)
+	}
 	zr, err := zip.OpenReader(p.Zip)
 	if err != nil {
-		return fmt.Errorf("release: %w", err)
+		return found, fmt.Errorf("release: %w", err)
 	}
 	defer zr.Close()
 	target := p.Path + "@" + p.Version + "/" + name
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
-	found := false
 	for _, f := range zr.File {
 		rc, err := f.Open()
 		if err != nil {
-			return fmt.Errorf("release: %w", err)
+			return found, fmt.Errorf("release: %w", err)
 		}
 		data, err := io.ReadAll(rc)
 		rc.Close()
 		if err != nil {
-			return fmt.Errorf("release: %w", err)
+			return found, fmt.Errorf("release: %w", err)
 		}
 		if f.Name == target {
 			found = true
 			if data, err = edit(data); err != nil {
-				return fmt.Errorf("release: editing %s: %w", name, err)
+				return found, fmt.Errorf("release: editing %s: %w", name, err)
 			}
 		}
 		w, err := zw.Create(f.Name)
 		if err != nil {
-			return fmt.Errorf("release: %w", err)
+			return found, fmt.Errorf("release: %w", err)
 		}
 		if _, err := w.Write(data); err != nil {
-			return fmt.Errorf("release: %w", err)
+			return found, fmt.Errorf("release: %w", err)
+		}
+	}
+	if !found && create {
+		data, err := edit(nil)
+		if err != nil {
+			return found, fmt.Errorf("release: editing %s: %w", name, err)
+		}
+		w, err := zw.Create(target)
+		if err != nil {
+			return found, fmt.Errorf("release: %w", err)
+		}
+		if _, err := w.Write(data); err != nil {
+			return found, fmt.Errorf("release: %w", err)
 		}
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return found, fmt.Errorf("release: %w", err)
 	}
-	if !found {
-		return fmt.Errorf("release: %s holds no file %s", p.Zip, name)
+	if !found && !create {
+		return false, nil
 	}
 	if err := os.WriteFile(p.Zip, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("release: %w", err)
+		return found, fmt.Errorf("release: %w", err)
 	}
-	return nil
+	return found, nil
 }

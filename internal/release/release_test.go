@@ -303,3 +303,52 @@ func TestProxyURL(t *testing.T) {
 		t.Errorf("ProxyURL = %q, want an escaped file URL", u)
 	}
 }
+
+// zipFile returns the content of the file name in p's zip, and whether it
+// is there.
+func zipFile(t *testing.T, p Published, name string) (string, bool) {
+	t.Helper()
+	zr, err := zip.OpenReader(p.Zip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	f, err := zr.Open(p.Path + "@" + p.Version + "/" + name)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(f); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String(), true
+}
+
+func TestWrite(t *testing.T) {
+	p, err := Publish(t.TempDir(), moduleRoot, "v0.2.0-test.4", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := zipNames(t, p)
+	if err := p.Write("contract/version_linux.go", []byte("package contract\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write("go.mod", []byte("module "+ModulePath+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	if after := zipNames(t, p); !slices.Equal(after, append(before, "contract/version_linux.go")) {
+		t.Errorf("Write of a new file: the zip lists %d files, want the %d before and the new one", len(after), len(before))
+	}
+	if got, ok := zipFile(t, p, "contract/version_linux.go"); !ok || got != "package contract\n" {
+		t.Errorf("the new file holds %q (there: %t)", got, ok)
+	}
+	if got, _ := zipFile(t, p, "go.mod"); got != "module "+ModulePath+"\n" {
+		t.Errorf("the replaced file holds %q", got)
+	}
+	for _, bad := range []string{"", "/etc/passwd", "../outside.go", "a/../../b.go"} {
+		if err := p.Write(bad, nil); err == nil {
+			t.Errorf("Write(%q) succeeded", bad)
+		}
+	}
+}

@@ -1,0 +1,154 @@
+package release
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// deadline is the bound of the go commands a test of Load runs.
+func deadline(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func platforms(t *testing.T, ctx context.Context) []Platform {
+	t.Helper()
+	ps, err := Platforms(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+func TestPlatformsAreTheFirstClassPorts(t *testing.T) {
+	ps := platforms(t, deadline(t))
+	for _, want := range []Platform{{"linux", "amd64"}, {"darwin", "arm64"}, {"windows", "amd64"}} {
+		if !slices.Contains(ps, want) {
+			t.Errorf("platforms %v lack %s", ps, want)
+		}
+	}
+	if slices.Contains(ps, Platform{"plan9", "386"}) {
+		t.Errorf("platforms %v hold a port that is not first-class", ps)
+	}
+}
+
+// The checkout's boundary is the same on every platform, and holds the
+// registry the golden file pins.
+func TestLoadTheCheckout(t *testing.T) {
+	ctx := deadline(t)
+	ps := platforms(t, ctx)
+	bs, err := Load(ctx, moduleRoot, nil, ps, BoundaryPackages...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) != len(ps) {
+		t.Fatalf("%d boundaries for %d platforms", len(bs), len(ps))
+	}
+	first := bs[0]
+	for _, b := range bs[1:] {
+		if !slices.Equal(b.Constants, first.Constants) || !slices.Equal(b.Registries, first.Registries) {
+			t.Errorf("the boundary on %s differs from the one on %s", b.Platform, first.Platform)
+		}
+	}
+	for _, want := range []Constant{
+		{Package: "contract", Name: "ContractVersion", Type: "untyped string", Value: `"runtime-adapter-v1"`},
+		{Package: "contract", Name: "CapabilityEmbeddings", Type: "contract.CapabilityID", Value: `"embeddings"`},
+		{Package: "contract", Name: "DiagnosticAdapterClosed", Type: "untyped string", Value: `"adapter-closed"`},
+	} {
+		if !slices.Contains(first.Constants, want) {
+			t.Errorf("no constant %+v among %d", want, len(first.Constants))
+		}
+	}
+	pkgs := map[string]bool{}
+	for _, c := range first.Constants {
+		pkgs[c.Package] = true
+	}
+	for _, p := range BoundaryPackages {
+		if !pkgs[p] {
+			t.Errorf("no constant of package %s", p)
+		}
+	}
+	for _, want := range []Registry{
+		{Package: "contract", Name: "CapabilityIDs", Kind: RegistryList, Signature: "func() []contract.CapabilityID"},
+		{Package: "contract", Name: "IsRegisteredCapability", Kind: RegistryTest, Signature: "func(string) bool"},
+	} {
+		if !slices.Contains(first.Registries, want) {
+			t.Errorf("no registry %+v among %+v", want, first.Registries)
+		}
+	}
+}
+
+// writeModule writes a module of the given files (path to content) into a
+// new folder and returns it.
+func writeModule(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/boundary\n\ngo 1.26\n"
+	for name, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// Build constraints are applied per platform: a constant a build-tagged
+// file declares has that file's value on its platforms only, and constant
+// expressions are evaluated with the platform's sizes.
+func TestLoadAppliesBuildConstraints(t *testing.T) {
+	ctx := deadline(t)
+	dir := writeModule(t, map[string]string{
+		"contract/version_linux.go": "//go:build linux\n\npackage contract\n\nconst Version = \"v9-tampered\"\n",
+		"contract/version_other.go": "//go:build !linux\n\npackage contract\n\nconst Version = \"v1\"\n",
+		"contract/size.go":          "package contract\n\nimport \"unsafe\"\n\n// Word is the size of a pointer.\nconst Word = unsafe.Sizeof(uintptr(0)) * 8\n\nconst hidden = 1\n\nfunc Names() []string { return nil }\n\nfunc Is(s string) bool { return s == \"\" }\n\nfunc NotARegistry(n int) bool { return n > 0 }\n",
+	})
+	ps := []Platform{{"linux", "amd64"}, {"linux", "386"}, {"windows", "amd64"}}
+	bs, err := Load(ctx, dir, nil, ps, "contract")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[Platform][]Constant{
+		ps[0]: {{"contract", "Version", "untyped string", `"v9-tampered"`}, {"contract", "Word", "uintptr", "64"}},
+		ps[1]: {{"contract", "Version", "untyped string", `"v9-tampered"`}, {"contract", "Word", "uintptr", "32"}},
+		ps[2]: {{"contract", "Version", "untyped string", `"v1"`}, {"contract", "Word", "uintptr", "64"}},
+	}
+	for _, b := range bs {
+		if !slices.Equal(b.Constants, want[b.Platform]) {
+			t.Errorf("%s: constants %+v, want %+v", b.Platform, b.Constants, want[b.Platform])
+		}
+		if got := b.Registries; len(got) != 2 || got[0].Name != "Is" || got[0].Kind != RegistryTest || got[1].Name != "Names" || got[1].Kind != RegistryList {
+			t.Errorf("%s: registries %+v, want Is (test) and Names (list)", b.Platform, got)
+		}
+	}
+}
+
+// A package that does not compile on one platform is a CompileError
+// naming the package and the platform; so is a package that is missing.
+func TestLoadNamesWhatDoesNotCompile(t *testing.T) {
+	ctx := deadline(t)
+	dir := writeModule(t, map[string]string{
+		"contract/a.go":         "package contract\n\nconst A = B\n",
+		"contract/b_windows.go": "package contract\n\nconst B = 1\n",
+	})
+	_, err := Load(ctx, dir, nil, []Platform{{"windows", "amd64"}, {"darwin", "arm64"}}, "contract")
+	var ce *CompileError
+	if !errors.As(err, &ce) || ce.Platform != (Platform{"darwin", "arm64"}) || ce.Package != "example.com/boundary/contract" || !strings.Contains(err.Error(), "undefined: B") {
+		t.Fatalf("Load: %v, want a CompileError of the package on darwin/arm64 saying B is undefined", err)
+	}
+	_, err = Load(ctx, dir, nil, []Platform{{"windows", "amd64"}}, "contract", "contract/privacy")
+	if !errors.As(err, &ce) || ce.Package != "example.com/boundary/contract/privacy" {
+		t.Fatalf("Load of a missing package: %v, want a CompileError naming it", err)
+	}
+}
