@@ -74,15 +74,36 @@ func TestOddFilesAreRefusedWithoutWaiting(t *testing.T) {
 	}
 }
 
-func TestOddLockFileIsRefused(t *testing.T) {
+// TestPlantedSymlinksAreNotFollowed plants symbolic links where older
+// versions kept a lock file and where a stale temporary file of a create
+// would be: writers lock the history itself and never open, create or
+// remove what the links lead to.
+func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
 	e := newEnv(t)
+	target := filepath.Join(e.dir, "target")
+	mustNil(t, os.MkdirAll(filepath.Dir(e.path), 0o700))
+	temp := filepath.Join(filepath.Dir(e.path), "."+filepath.Base(e.path)+createSuffix+"planted")
+	kept := filepath.Join(e.dir, "kept")
+	mustNil(t, os.WriteFile(kept, []byte("not a history"), 0o600))
+	mustNil(t, os.Symlink(kept, temp))
 	e.create(t)
-	mustNil(t, syscall.Mkfifo(e.path+lockFileSuffix, 0o600))
-	returns(t, "OpenHistory", func() {
-		if _, err := OpenHistory(context.Background(), e.path); !errors.Is(err, ErrLocked) {
-			t.Errorf("open: %v, want ErrLocked", err)
-		}
-	})
+	mustNil(t, os.Symlink(target, e.path+".lock"))
+	h := openHistoryT(t, e.path)
+	mustNil(t, h.Append(context.Background(), nextMessage("n")))
+	mustNil(t, h.Close())
+	mustNil(t, AppendMessage(context.Background(), e.path, nextMessage("m")))
+	if _, err := RecoverHistory(context.Background(), e.path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lock symlink's target was created: %v", err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "not a history" {
+		t.Fatalf("the file a planted temporary name leads to was touched: %q %v", b, err)
+	}
+	if _, err := os.Lstat(temp); err != nil {
+		t.Fatalf("a planted symlink was removed: %v", err)
+	}
 }
 
 // TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the exclusive

@@ -49,18 +49,12 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 		return Recovery{}, err
 	}
 	defer f.Close()
-	lock, err := writerLock(ctx, op, path)
-	if err != nil {
+	if err := lockWriter(ctx, op, path, f); err != nil {
 		return Recovery{}, err
 	}
-	defer lock.Close()
 	if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
 		return Recovery{}, parseError(op, path, 0, ErrConcurrentWrite, "file was replaced while waiting for the lock", err)
 	}
-	if err := waitFlock(ctx, f, true); err != nil {
-		return Recovery{}, lockError(op, path, err)
-	}
-	defer funlock(f)
 	fi, err := f.Stat()
 	if err != nil {
 		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
