@@ -136,6 +136,13 @@ func fsError(op, path, reason string, kind, cause error) error {
 	return parseError(op, path, 0, kind, reason, cause)
 }
 
+// noRoom reports whether err says there is no room to write: the file
+// system is full (ENOSPC), a quota is used up (EDQUOT) or the file size
+// limit is reached (EFBIG).
+func noRoom(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
+}
+
 func distinctCodes(issues []contract.ValidationIssue) []string {
 	var out []string
 	seen := map[string]bool{}

@@ -151,6 +151,12 @@ func checkBytes(op, path string, data []byte, l limits) error {
 
 // parseHistory parses a whole file's bytes. Any failure rejects the file.
 func parseHistory(op, path string, data []byte, l limits) (*history, error) {
+	return parseHistoryCtx(context.Background(), op, path, data, l)
+}
+
+// parseHistoryCtx is parseHistory, stopping with ctx's error when ctx
+// ends.
+func parseHistoryCtx(ctx context.Context, op, path string, data []byte, l limits) (*history, error) {
 	if err := checkBytes(op, path, data, l); err != nil {
 		return nil, err
 	}
@@ -167,7 +173,7 @@ func parseHistory(op, path string, data []byte, l limits) (*history, error) {
 	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
 		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
 	}
-	msgs, err := decodeRecords(op, path, body, 2, nil)
+	msgs, err := decodeRecords(ctx, op, path, body, 2, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -181,14 +187,14 @@ const parallelChunk = 1 << 20
 // appending to msgs; firstLine is the file line number of body's first line.
 // A large body is split at line ends into one chunk per processor, decoded
 // concurrently; the reported error is the one of the earliest bad line, as
-// in a sequential decode.
-func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
+// in a sequential decode. Decoding stops with ctx's error when ctx ends.
+func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
 	n := bytes.Count(body, []byte{'\n'})
 	base := len(msgs)
 	msgs = slices.Grow(msgs, n)[:base+n]
 	workers := min(runtime.GOMAXPROCS(0), len(body)/parallelChunk+1)
 	if workers <= 1 {
-		if err := decodeChunk(op, path, body, firstLine, msgs[base:]); err != nil {
+		if err := decodeChunk(ctx, op, path, body, firstLine, msgs[base:]); err != nil {
 			return nil, err
 		}
 		return msgs, nil
@@ -206,10 +212,13 @@ func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.
 		lines := bytes.Count(chunk, []byte{'\n'})
 		out := msgs[base+index : base+index+lines]
 		line := firstLine + index
-		wg.Go(func() { errs[w] = decodeChunk(op, path, chunk, line, out) })
+		wg.Go(func() { errs[w] = decodeChunk(ctx, op, path, chunk, line, out) })
 		rest, index = rest[len(chunk):], index+lines
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -218,10 +227,22 @@ func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.
 	return msgs, nil
 }
 
-// decodeChunk decodes len(out) lines of body into out.
-func decodeChunk(op, path string, body []byte, line int, out []contract.Message) error {
+// ctxCheckBytes is how many bytes a decode reads between two looks at its
+// context.
+const ctxCheckBytes = 256 << 10
+
+// decodeChunk decodes len(out) lines of body into out, until ctx ends.
+func decodeChunk(ctx context.Context, op, path string, body []byte, line int, out []contract.Message) error {
+	unchecked := 0
 	for i := range out {
+		if unchecked >= ctxCheckBytes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			unchecked = 0
+		}
 		nl := bytes.IndexByte(body, '\n')
+		unchecked += nl + 1
 		m, reason, cause := decodeRecord(body[:nl])
 		if reason != "" {
 			return parseError(op, path, line+i, ErrHistoryCorrupt, reason, cause)

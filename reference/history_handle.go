@@ -117,7 +117,7 @@ func readLocked(ctx context.Context, op, path string, l limits, f *os.File, open
 	digest := sha256.New()
 	hashed := make(chan struct{})
 	go func() { digest.Write(data); close(hashed) }()
-	hist, err := parseHistory(op, path, data, l)
+	hist, err := parseHistoryCtx(ctx, op, path, data, l)
 	<-hashed
 	if err != nil {
 		return nil, err
@@ -388,7 +388,7 @@ func (h *History) validateWhole(ctx context.Context, op string, m *contract.Mess
 		}
 		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	hist, err := parseHistory(op, h.path, data, h.limits)
+	hist, err := parseHistoryCtx(ctx, op, h.path, data, h.limits)
 	if err != nil {
 		return err
 	}

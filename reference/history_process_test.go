@@ -50,6 +50,8 @@ func runChild() bool {
 		err = childCreateLoop(report)
 	case "append-loop":
 		err = childAppendLoop(report)
+	case "append-on-demand":
+		err = childAppendOnDemand(report)
 	case "snapshot-loop":
 		err = childSnapshotLoop(report)
 	default:

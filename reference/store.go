@@ -136,7 +136,7 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 	digest := sha256.New()
 	hashed := make(chan struct{})
 	go func() { digest.Write(data); close(hashed) }()
-	h, err := parseHistory(readOp, s.path, data, s.limits)
+	h, err := parseHistoryCtx(ctx, readOp, s.path, data, s.limits)
 	<-hashed
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	// Appending may write into the spare capacity of c.messages and
 	// c.data, beyond their lengths: c itself, and every copy made from it,
 	// is unaffected.
-	msgs, err := decodeRecords(readOp, s.path, suffix, len(c.messages)+2, c.messages)
+	msgs, err := decodeRecords(ctx, readOp, s.path, suffix, len(c.messages)+2, c.messages)
 	if err != nil {
 		return nil, nil, err
 	}
