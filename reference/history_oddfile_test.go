@@ -106,6 +106,34 @@ func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
 	}
 }
 
+// TestCreateRemovesStaleTemporaryFiles plants the temporary file a killed
+// creator leaves behind and the one of a creator at work (which holds its
+// lock): a create of the same name removes the first and keeps the second.
+func TestCreateRemovesStaleTemporaryFiles(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Dir(e.path)
+	mustNil(t, os.MkdirAll(dir, 0o700))
+	prefix := filepath.Join(dir, "."+filepath.Base(e.path)+createSuffix)
+	mustNil(t, os.WriteFile(prefix+"dead", []byte(`{"type":"ds4-runt`), 0o600))
+	live, err := os.OpenFile(prefix+"live", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	mustNil(t, err)
+	defer live.Close()
+	if ok, err := tryFlock(live, true); !ok || err != nil {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	other := filepath.Join(dir, ".other.jsonl"+createSuffix+"dead")
+	mustNil(t, os.WriteFile(other, nil, 0o600))
+	e.create(t)
+	if _, err := os.Lstat(prefix + "dead"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dead creator's temporary file is still there: %v", err)
+	}
+	for _, kept := range []string{prefix + "live", other} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Fatalf("%s was removed: %v", kept, err)
+		}
+	}
+}
+
 // TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the exclusive
 // lock a writer holds while it writes a record, over a half-written
 // record: snapshots wait instead of reading it, for as long as their
