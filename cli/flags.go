@@ -31,8 +31,10 @@ var optionFlags = []optionFlag{
 		durationFlag(conformance.WithCallTimeout)},
 	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it (default %d)", conformance.DefaultHistories),
 		intFlag(conformance.WithHistories)},
-	{"seed", "draw the random probes of the privacy checks from this `seed`, to reproduce a failure (default: a fresh one)",
+	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure (default: a fresh one)",
 		uintFlag(conformance.WithSeed)},
+	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it (default %d)", conformance.DefaultModelSteps),
+		intFlag(conformance.WithModelSteps)},
 	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
 		listFlag(func(ids []string) (conformance.Option, error) {
 			for _, id := range ids {

@@ -53,6 +53,9 @@ type Settings struct {
 	RequiredFamilies []gen.Family
 	// Checks lists the ids of the checks RunChecks runs; empty means all.
 	Checks []string
+	// ModelSteps is how many operations the model check runs (0 or less
+	// skips it).
+	ModelSteps int
 	// DiagnosticsLimit is the ceiling of bounded-diagnostics: the most
 	// diagnostics it accepts.
 	DiagnosticsLimit int
@@ -65,7 +68,7 @@ type options struct {
 
 func newOptions(opts []Option) *options {
 	o := &options{Settings: Settings{CallTimeout: DefaultCallTimeout, Histories: DefaultHistories,
-		DiagnosticsLimit: DefaultDiagnosticsLimit}}
+		DiagnosticsLimit: DefaultDiagnosticsLimit, ModelSteps: DefaultModelSteps}}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -126,8 +129,8 @@ func WithoutFamilies(fams ...gen.Family) Option {
 	}
 }
 
-// WithSeed makes the checks that draw random probes (privacy-probes,
-// privacy-engine) draw them from seed instead of a fresh random one, to
+// WithSeed makes the checks that draw random probes and sequences
+// (privacy-probes, privacy-engine, model) draw them from seed instead of a fresh random one, to
 // reproduce a failure: every such failure names its seed.
 func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 
@@ -135,6 +138,12 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 // the most diagnostics it accepts before it calls the list unbounded
 // (DefaultDiagnosticsLimit by default).
 func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.DiagnosticsLimit = n } }
+
+// WithModelSteps sets how many operations the model check runs, over as
+// many drawn sequences as they fill (DefaultModelSteps by default); 0 or
+// less skips the check, saying so. A failure names the seed and the steps
+// that replay it (WithSeed, WithModelSteps).
+func WithModelSteps(n int) Option { return func(o *options) { o.ModelSteps = n } }
 
 // WithRequiredCapabilities makes the checks of the given capabilities
 // required: when the adapter does not declare one of them as supported,

@@ -189,7 +189,16 @@ func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]con
 				m.CreatedAt = new(float64(rapid.Int64Range(0, 1_700_000_000_000).Draw(t, "createdAt")))
 			}
 			if rapid.IntRange(0, 3).Draw(t, "decorate") == 0 {
-				drawDecoration(t, 0)(m, runtimeID)
+				// A runtime appends its own entries: runtime-session
+				// provenance, so that an append checking the runtime id
+				// (SPEC §12) takes every one.
+				var leave familySet
+				leave.add(FamilyPiSession)
+				createdAt := m.CreatedAt
+				drawDecoration(t, leave)(m, runtimeID)
+				if m.CreatedAt == nil {
+					m.CreatedAt = createdAt
+				}
 			}
 		}
 		if rapid.IntRange(0, 2).Draw(t, "exchange") != 0 {

@@ -37,3 +37,25 @@ func TestSourceRewritesInPlace(t *testing.T) {
 		t.Fatal("a rewrite of an unknown id succeeded")
 	}
 }
+
+// A model descriptor returned by CurrentModel is a copy, down to its input
+// list: editing it changes nothing the adapter returns later.
+func TestCurrentModelIsACopy(t *testing.T) {
+	ctx := context.Background()
+	fx := conformance.NewFixture()
+	inst, err := ConformanceFactory(false).Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Cleanup(ctx)
+	m, err := inst.Adapter.CurrentModel(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Input[0] = "edited"
+	*m.MaxTokens = -1
+	again, err := inst.Adapter.CurrentModel(ctx)
+	if err != nil || again.Input[0] != fx.Model.Input[0] || *again.MaxTokens != *fx.Model.MaxTokens {
+		t.Fatalf("after editing a returned model: %+v, %v", again, err)
+	}
+}
