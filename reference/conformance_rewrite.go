@@ -27,7 +27,7 @@ func (p historySource) Rewrite(ctx context.Context, msg contract.Message) error 
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return openError(op, path, err)
+		return openError(op, path, os.O_RDONLY, err)
 	}
 	h, err := parseHistory(op, path, data, l)
 	if err != nil {

@@ -51,45 +51,32 @@ type modelRun struct {
 var modelLeaks = []string{modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB"}
 
-// startOn is start with the transport setup names (not a recording one).
-func startOn(ctx context.Context, factory Factory, setup Setup, o *options) (*Session, error) {
-	var inst Instance
-	fixture := setup.Fixture
-	setup.Fixture = fixture.clone()
-	setup.TB = o.tb
-	err := guard(func() error {
-		cctx, cancel := boundedContext(ctx, o.CallTimeout)
-		defer cancel()
-		var cerr error
-		bounded("Factory.Create", o.CallTimeout, func() { inst, cerr = factory.Create(cctx, setup) })
-		return cerr
-	})
-	if err != nil {
-		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup, o.CallTimeout))
-	}
-	if inst.Adapter == nil {
-		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.CallTimeout))
-	}
-	return &Session{fixture: fixture, transport: NewRecordingTransport(), instance: inst,
-		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}, nil
-}
-
 // newModelInst creates an instance holding fx (or, when the factory
 // refuses a generated history, the conformance fixture's history) and the
 // model of it.
 func (r *modelRun) newModelInst(fx Fixture) (*modelInst, error) {
 	tr := &modelTransport{}
-	s, err := startOn(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
-	if _, ok := refusalReason(err); ok {
+	s, err := start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
+	if ref, ok := refusalOf(err); ok {
+		// A refusal keeps the rules one history can show; the sequence
+		// then runs on the conformance fixture, which every runtime holds.
+		if err := checkRefusal(ref, fx.Messages); err != nil {
+			return nil, err
+		}
 		fx.Messages = NewFixture().Messages
-		s, err = startOn(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
+		s, err = start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
 	}
 	s, err = r.e.track(s, err)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.judgeHeld(); err != nil {
+		return nil, err
+	}
+	// The model starts from the history as the instance holds it
+	// (Instance.Held), which the rules of holding differences judged.
 	in := &modelInst{s: s, a: s.adapter, tr: tr, m: &model{fixture: fx, root: s.ExpectedProjectRoot(),
-		msgs: contract.CloneMessages(fx.Messages), revisions: map[string]string{}}}
+		msgs: s.Fixture().Messages, revisions: map[string]string{}}}
 	if s.instance.Source != nil {
 		in.src = &boundedSource{inner: s.instance.Source, bound: s.adapter.bound}
 		in.rewrite = in.src.rewriter()
@@ -378,7 +365,7 @@ func (r *modelRun) read(in *modelInst, rebuild bool) (diagnosticsRule, string, e
 		return diagnosticsRule{}, "", failed(method+" must project a valid canonical history", err)
 	}
 	fx := m.fixture
-	if err := checkSnapshot(&snap, fx.RuntimeID, fx.SessionID, m.root, m.msgs); err != nil {
+	if err := checkSnapshot(&snap, fx.RuntimeID, fx.SessionID, m.root, in.s.asHeld(m.msgs, snap.Messages, 0)); err != nil {
 		return diagnosticsRule{}, "", withNote(err, fmt.Sprintf("%s of %d messages", method, len(m.msgs)))
 	}
 	if err := m.checkRevision(method, snap.Revision); err != nil {
@@ -801,7 +788,7 @@ func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnostics
 				return diagnosticsRule{}, "", broken("an adapter is safe for concurrent use: each completion gets its own output and privacy summary", "completed with its own output", where+": "+describeModelResult(it.res))
 			}
 		case opSnapshot:
-			if err := checkSnapshot(&it.snap, fx.RuntimeID, fx.SessionID, m.root, m.msgs); err != nil {
+			if err := checkSnapshot(&it.snap, fx.RuntimeID, fx.SessionID, m.root, in.s.asHeld(m.msgs, it.snap.Messages, 0)); err != nil {
 				return diagnosticsRule{}, "", withNote(err, where)
 			}
 			if err := m.checkRevision("SnapshotHistory", it.snap.Revision); err != nil {

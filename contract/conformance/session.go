@@ -42,11 +42,15 @@ func StartWith(ctx context.Context, factory Factory, fixture Fixture, opts ...Op
 	return start(ctx, factory, Setup{Fixture: fixture}, newOptions(opts))
 }
 
-// start creates an instance from factory with setup and a new
-// RecordingTransport as setup.Transport.
+// start creates an instance from factory with setup, and a new
+// RecordingTransport as setup.Transport unless setup names one (then
+// Session.Transport is nil).
 func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Session, err error) {
-	transport := NewRecordingTransport()
-	setup.Transport = transport
+	var transport *RecordingTransport
+	if setup.Transport == nil {
+		transport = NewRecordingTransport()
+		setup.Transport = transport
+	}
 	setup.TB = o.tb
 	// The factory gets a copy: an adapter that edits the history it was
 	// given must not edit what the checks compare its snapshots with.
