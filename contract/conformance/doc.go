@@ -42,6 +42,15 @@
 // RecordingKVPort as Setup.LocalKVPort, and they send payloads of the shape
 // LocalKVPayload writes and ReadLocalKVPrompt reads.
 //
+// A factory's runtime may be unable to hold some generated histories: it
+// refuses one with Unrepresentable(family), declares families up front in
+// Instance.Limits, or reports the history it holds in its own form in
+// Instance.Held, whose differences from the given one must be
+// HoldingDifferences. Each is a Limit of the run, shown in Result.Limits
+// and RunReport.Limits and checked: a refused family is refused wherever
+// it appears (ProjectionRun keeps the rules across a series of histories),
+// and WithRequiredFamilies makes a limit fail.
+//
 // Nothing this package writes — reports, errors, failure explanations —
 // holds the probes the privacy case sends (ProbePrivateValue,
 // ProbeCredential) or the payloads the cases send: adapter-provided text is

@@ -248,6 +248,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	}
 	failed := map[string][]string{}
 	ran := map[string]int{}
+	limits := map[string]bool{}
 	for _, r := range runShards(t) {
 		if r.LeafNodeType != types.NodeTypeIt {
 			continue
@@ -264,6 +265,11 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 				t.Errorf("%s: the failure of %s does not name the rule and how to rerun it:\n%s", name, specKey(r), msg)
 			}
 		}
+		if specKey(r) == conformance.CheckProjection && (name == "mutant refuses-multi-result-tool-messages" || name == "mutant holds-histories-like-pi") {
+			limits[name] = slices.ContainsFunc(r.ReportEntries, func(e types.ReportEntry) bool {
+				return e.Name == "conformance limits" && strings.Contains(e.Value.String(), map[bool]string{true: "multi-result: ", false: "provenance-source: "}[strings.Contains(name, "multi-result")])
+			})
+		}
 		if name == correctName && specKey(r) == conformance.CheckEmbeddingPort &&
 			(r.State != types.SpecStateSkipped || !strings.Contains(r.Failure.Message, "does not declare the embeddings capability")) {
 			t.Errorf("the correct adapter without a port: embedding-port spec %s (%q), want skipped saying why", r.State, r.Failure.Message)
@@ -271,6 +277,11 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	}
 	if ran[correctName] == 0 || len(failed[correctName]) > 0 {
 		t.Fatalf("correct adapter: %d specs ran, failed %q; want none failed", ran[correctName], failed[correctName])
+	}
+	for _, name := range []string{"mutant refuses-multi-result-tool-messages", "mutant holds-histories-like-pi"} {
+		if !limits[name] {
+			t.Errorf("%s: the projection spec reports no limits entry", name)
+		}
 	}
 	killed := 0
 	for _, m := range suiteMutants() {
