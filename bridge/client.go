@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
@@ -169,7 +170,10 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	if err := c.p.call(ctx, c.timeout, MethodCreate, params, &res); err != nil {
 		var re *RemoteError
 		if errors.As(err, &re) && re.Code == CodeUnrepresentable {
-			return conformance.Instance{}, conformance.Unrepresentable(re.Message)
+			if re.Message == "" {
+				return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family))
+			}
+			return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family), re.Message)
 		}
 		return conformance.Instance{}, err
 	}
@@ -191,8 +195,12 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 		}()
 		return c.p.call(ctx, c.timeout, MethodCleanup, instanceParams{Instance: res.Instance}, nil)
 	}
-	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig}
-	if res.Source {
+	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig,
+		Limits: res.Limits, Held: res.Held}
+	switch {
+	case res.Source && res.SourceRewrite:
+		inst.Source = remoteRewritingSource{remoteSource{c: c, id: res.Instance}}
+	case res.Source:
 		inst.Source = remoteSource{c: c, id: res.Instance}
 	}
 	return inst, nil
@@ -210,6 +218,14 @@ func (s remoteSource) Append(ctx context.Context, msg contract.Message) error {
 
 func (s remoteSource) Corrupt(ctx context.Context) error {
 	return s.c.p.call(ctx, s.c.timeout, MethodSourceCorrupt, instanceParams{Instance: s.id}, nil)
+}
+
+// remoteRewritingSource is the source hook of an instance whose hook also
+// rewrites a message in place: a conformance.SourceRewriter.
+type remoteRewritingSource struct{ remoteSource }
+
+func (s remoteRewritingSource) Rewrite(ctx context.Context, msg contract.Message) error {
+	return s.c.p.call(ctx, s.c.timeout, MethodSourceRewrite, sourceAppendParams{Instance: s.id, Message: msg}, nil)
 }
 
 // Err returns the error that broke the connection, or nil while it works.

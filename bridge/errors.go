@@ -35,6 +35,8 @@ type RemoteError struct {
 	Method string
 	// Code and Message are the response's error member.
 	Code, Message string
+	// Family is the error member's family (an unrepresentable error).
+	Family string
 }
 
 // Error returns "bridge: METHOD: CODE: MESSAGE".

@@ -609,6 +609,10 @@ func (p *peer) write(env envelope) error {
 		b = jsonw.AppendString(b, env.Error.Code)
 		b = append(b, `,"message":`...)
 		b = jsonw.AppendString(b, env.Error.Message)
+		if env.Error.Family != "" {
+			b = append(b, `,"family":`...)
+			b = jsonw.AppendString(b, env.Error.Family)
+		}
 		b = append(b, '}')
 	} else if env.Method == "" {
 		b = append(b, `,"result":`...)
@@ -687,7 +691,7 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 		return err
 	}
 	if r.err != nil {
-		return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message)}
+		return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message), Family: clip(r.err.Family)}
 	}
 	if result != nil {
 		if err := json.Unmarshal(r.result, result); err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
@@ -35,6 +36,7 @@ const (
 	MethodEmbed                  = "embed"
 	MethodSourceAppend           = "sourceAppend"
 	MethodSourceCorrupt          = "sourceCorrupt"
+	MethodSourceRewrite          = "sourceRewrite"
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
@@ -60,9 +62,11 @@ const (
 	// CodeFactoryFailed answers a create whose factory failed.
 	CodeFactoryFailed = "factory-failed"
 	// CodeUnrepresentable answers a create whose runtime cannot hold the
-	// fixture's history; the message is the reason, a few metadata-only
-	// words ("tool message with two results"). The harness returns it as
-	// conformance.ErrUnrepresentable.
+	// fixture's history; the error's family names the family of history
+	// shapes it cannot hold ("multi-result"), the message adds a few
+	// metadata-only words or is empty. The harness returns it as
+	// conformance.Unrepresentable(family, message); one without a family
+	// is a free-text refusal, which the checks do not accept.
 	CodeUnrepresentable = "unrepresentable"
 	// CodeAdapterError answers an adapter method that returned an error
 	// (snapshot of a corrupt history, enforcement that failed closed, a
@@ -90,10 +94,13 @@ const (
 	CodeCallEnded = "call-ended"
 )
 
-// WireError is the error member of a response.
+// WireError is the error member of a response. Family is set on an
+// unrepresentable error only: the id of the family of history shapes
+// (gen.Families) the runtime cannot hold.
 type WireError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Family  string `json:"family,omitempty"`
 }
 
 // envelope is one protocol line: a request (Method set) or a response
@@ -126,17 +133,24 @@ type createParams struct {
 // createResult is the result of create. EmbeddingPort, when present,
 // declares the instance's embedding port, which embed requests reach.
 // Source says the instance offers the source hook (sourceAppend and
-// sourceCorrupt requests); PrivacyConfig, when present, is the privacy
+// sourceCorrupt requests), SourceRewrite that its hook also rewrites a
+// message in place (sourceRewrite requests); PrivacyConfig, when present, is the privacy
 // configuration its adapter enforces.
 type createResult struct {
 	Instance            string          `json:"instance"`
 	ExpectedProjectRoot string          `json:"expectedProjectRoot"`
 	EmbeddingPort       *embeddingDecl  `json:"embeddingPort,omitempty"`
 	Source              bool            `json:"source,omitempty"`
+	SourceRewrite       bool            `json:"sourceRewrite,omitempty"`
 	PrivacyConfig       *privacy.Config `json:"privacyConfig,omitempty"`
+	// Limits declares the families the runtime cannot hold
+	// (conformance.Instance.Limits); Held is the history as the runtime
+	// holds it after seeding (conformance.Instance.Held).
+	Limits []gen.Family       `json:"limits,omitempty"`
+	Held   []contract.Message `json:"held,omitempty"`
 }
 
-// sourceAppendParams is the params of sourceAppend.
+// sourceAppendParams is the params of sourceAppend and sourceRewrite.
 type sourceAppendParams struct {
 	Instance string           `json:"instance"`
 	Message  contract.Message `json:"message"`

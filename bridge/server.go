@@ -207,7 +207,7 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 			return nil, invalidParams(method)
 		}
 		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
-	case MethodSourceAppend, MethodSourceCorrupt:
+	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite:
 		src := sv.inst.Source
 		if src == nil {
 			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no source hook"}
@@ -215,9 +215,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		if method == MethodSourceCorrupt {
 			return nil, errorOrNil(src.Corrupt(ctx))
 		}
+		rw, canRewrite := src.(conformance.SourceRewriter)
+		if method == MethodSourceRewrite && !canRewrite {
+			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance's source hook does not rewrite messages"}
+		}
 		var p sourceAppendParams
 		if err := unmarshalParams(params, &p); err != nil {
 			return nil, invalidParams(method)
+		}
+		if method == MethodSourceRewrite {
+			return nil, errorOrNil(rw.Rewrite(ctx, p.Message))
 		}
 		return nil, errorOrNil(src.Append(ctx, p.Message))
 	case MethodShutdown:
@@ -260,17 +267,22 @@ func errorOrNil(err error) *WireError {
 	return nil
 }
 
-// unrepresentableReason reports whether a factory refused a history as
-// unrepresentable, and its reason.
-func unrepresentableReason(err error) (string, bool) {
+// unrepresentable returns the unrepresentable error of a factory that
+// refused a history, or nil: the refusal's family and detail, or, for a
+// free-text refusal, no family and the text.
+func unrepresentable(err error) *WireError {
 	if !errors.Is(err, conformance.ErrUnrepresentable) {
-		return "", false
+		return nil
+	}
+	var r *conformance.Refusal
+	if errors.As(err, &r) {
+		return &WireError{Code: CodeUnrepresentable, Family: clip(string(r.Family)), Message: clip(r.Detail)}
 	}
 	reason := err.Error()
 	if _, after, ok := strings.Cut(reason, conformance.ErrUnrepresentable.Error()+": "); ok {
 		reason = after
 	}
-	return reason, true
+	return &WireError{Code: CodeUnrepresentable, Message: clip(reason)}
 }
 
 func adapterResult[T any](v T, err error) (any, *WireError) {
@@ -298,8 +310,8 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 		if inst.Cleanup != nil {
 			_ = protect(func() error { return inst.Cleanup(ctx) })
 		}
-		if reason, ok := unrepresentableReason(err); ok {
-			return nil, &WireError{Code: CodeUnrepresentable, Message: clip(reason)}
+		if werr := unrepresentable(err); werr != nil {
+			return nil, werr
 		}
 		msg := "the factory returned no adapter"
 		if err != nil {
@@ -310,7 +322,9 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	st.mu.Lock()
 	st.instances[id] = &served{inst: inst}
 	st.mu.Unlock()
-	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig}
+	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig,
+		Limits: inst.Limits, Held: inst.Held}
+	_, res.SourceRewrite = inst.Source.(conformance.SourceRewriter)
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
 	}

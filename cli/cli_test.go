@@ -78,7 +78,7 @@ func readReport(t *testing.T, file string) conformance.RunReport {
 func failedRows(out string) []string {
 	var failed []string
 	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && (f[1] == "FAIL" || f[1] == "ERROR") {
+		if f := strings.Fields(line); len(f) >= 3 && (f[2] == "FAIL" || f[2] == "ERROR") {
 			failed = append(failed, f[0])
 		}
 	}
@@ -378,4 +378,41 @@ func mutantNamed(t *testing.T, name string) mutants.Mutant {
 	}
 	t.Fatalf("no mutant is named %q", name)
 	return mutants.Mutant{}
+}
+
+// The limits of a run are part of its verdict: in the summary line, the
+// JSON report and the JUnit properties; a required family makes one fail.
+func TestConformShowsLimitsInTheVerdict(t *testing.T) {
+	base := reference.NewConformanceFactory()
+	refusing := conformance.NewFactory("refusing", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		if slices.Contains(gen.FamiliesOf(setup.Fixture.Messages), gen.FamilyMultiResult) {
+			return conformance.Instance{}, conformance.Unrepresentable(gen.FamilyMultiResult, "tool message with two results")
+		}
+		inst, err := base.Create(ctx, setup)
+		inst.Limits = []gen.Family{gen.FamilyImage}
+		return inst, err
+	})
+	dir := t.TempDir()
+	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
+	code, out, errOut := runIt(t, refusing, "--check", conformance.CheckProjection, "--seed", "5", "--report", reportFile, "--junit", junitFile)
+	if code != exitPass || !strings.Contains(out, "\nPASS with limits: multi-result, image — 1 of 1 checks passed (") ||
+		!strings.Contains(out, "limit: image — 0 histories, declared by the instance\n") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	rep := readReport(t, reportFile)
+	if len(rep.Limits) != 2 || rep.Limits[0].Family != gen.FamilyMultiResult || rep.Limits[0].Count == 0 || rep.Limits[0].Reason != "refused: tool message with two results" {
+		t.Fatalf("report limits %+v", rep.Limits)
+	}
+	junit, err := os.ReadFile(junitFile)
+	if err != nil || !strings.Contains(string(junit), `<property name="limits" value="multi-result, image"></property>`) ||
+		!strings.Contains(string(junit), `<property name="limit.image" value="0 histories, declared by the instance"></property>`) {
+		t.Fatalf("junit (%v):\n%s", err, junit)
+	}
+	code, out, _ = runIt(t, refusing, "--check", conformance.CheckProjection, "--seed", "5", "--require-families", "image")
+	if code != exitFail || !slices.Equal(failedRows(out), []string{conformance.CheckProjection}) || !strings.Contains(out, "a required family is no limit") {
+		t.Fatalf("image required: exit %d\n%s", code, out)
+	}
+	if code, _, errOut := runIt(t, refusing, "--require-families", "telepathy"); code != exitBroken || !strings.Contains(errOut, "telepathy") {
+		t.Fatalf("unknown family: exit %d, %q", code, errOut)
+	}
 }

@@ -31,8 +31,10 @@ var optionFlags = []optionFlag{
 		durationFlag(conformance.WithCallTimeout)},
 	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it (default %d)", conformance.DefaultHistories),
 		intFlag(conformance.WithHistories)},
-	{"seed", "draw the random probes of the privacy checks from this `seed`, to reproduce a failure (default: a fresh one)",
+	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure (default: a fresh one)",
 		uintFlag(conformance.WithSeed)},
+	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it (default %d)", conformance.DefaultModelSteps),
+		intFlag(conformance.WithModelSteps)},
 	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
 		listFlag(func(ids []string) (conformance.Option, error) {
 			for _, id := range ids {
@@ -55,16 +57,33 @@ var optionFlags = []optionFlag{
 		})},
 	{"leave-out", "draw no generated history of this shape `family` (repeatable): " + familyNames(),
 		listFlag(func(names []string) (conformance.Option, error) {
-			fams := make([]gen.Family, len(names))
-			for i, name := range names {
-				f, err := gen.ParseFamily(name)
-				if err != nil {
-					return nil, err
-				}
-				fams[i] = f
+			fams, err := parseFamilies(names)
+			if err != nil {
+				return nil, err
 			}
 			return conformance.WithoutFamilies(fams...), nil
 		})},
+	{"require-families", "fail when this history `family` is a limit of the run, refused or declared (repeatable, or comma-separated)",
+		listFlag(func(names []string) (conformance.Option, error) {
+			fams, err := parseFamilies(names)
+			if err != nil {
+				return nil, err
+			}
+			return conformance.WithRequiredFamilies(fams...), nil
+		})},
+}
+
+// parseFamilies parses history family names.
+func parseFamilies(names []string) ([]gen.Family, error) {
+	fams := make([]gen.Family, len(names))
+	for i, name := range names {
+		f, err := gen.ParseFamily(name)
+		if err != nil {
+			return nil, err
+		}
+		fams[i] = f
+	}
+	return fams, nil
 }
 
 // defineOptionFlags defines every option flag on fs and returns what

@@ -74,6 +74,12 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 			{Name: "factory", Value: rep.FactoryName},
 		},
 	}
+	if len(rep.Limits) > 0 {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "limits", Value: conformance.LimitNames(rep.Limits)})
+		for _, l := range rep.Limits {
+			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: fmt.Sprintf("%d histories, %s", l.Count, l.Reason)})
+		}
+	}
 	for _, c := range rep.Checks {
 		jc := junitCase{Name: c.ID, Classname: string(c.Kind), Time: seconds(c.Duration), SystemOut: c.Note}
 		switch c.Status {

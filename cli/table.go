@@ -22,11 +22,9 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 	for _, c := range rep.Checks {
 		width = max(width, len(c.ID))
 	}
-	pad := strings.Repeat(" ", width+2+6+2)
-	fmt.Fprintf(w, "%-*s  %-6s  %s\n", width, "CHECK", "RESULT", "DETAIL")
-	kinds := map[conformance.Kind]int{}
+	pad := strings.Repeat(" ", width+2+kindWidth+2+6+2)
+	fmt.Fprintf(w, "%-*s  %-*s  %-6s  %s\n", width, "CHECK", kindWidth, "KIND", "RESULT", "DETAIL")
 	for _, c := range rep.Checks {
-		kinds[c.Kind]++
 		result, detail := string(c.Status), c.Note
 		switch c.Status {
 		case conformance.StatusSkip:
@@ -36,7 +34,7 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		case conformance.StatusError:
 			result, detail = "ERROR", c.Failure.Code
 		}
-		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-6s  %s", width, c.ID, result, detail), " "))
+		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %-6s  %s", width, c.ID, kindWidth, c.Kind, result, detail), " "))
 		if f := c.Failure; f != nil {
 			fmt.Fprintf(w, "%srule:     %s\n%sexpected: %s\n%sactual:   %s\n", pad, f.Rule, pad, f.Expected, pad, f.Actual)
 		}
@@ -49,6 +47,9 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		}
 		fmt.Fprintf(w, "generated histories leave out: %s\n", strings.Join(names, ", "))
 	}
+	for _, l := range rep.Limits {
+		fmt.Fprintf(w, "limit: %s — %d histories, %s\n", l.Name(), l.Count, l.Reason)
+	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)
 	}
@@ -57,10 +58,45 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 	if !rep.Passed {
 		verdict = "FAIL"
 	}
+	// "PASS  36 of 36 checks passed", "PASS with limits: multi-result,
+	// image — 36 of 36 checks passed".
+	if len(rep.Limits) > 0 {
+		verdict += " with limits: " + conformance.LimitNames(rep.Limits) + " — "
+	} else {
+		verdict += "  "
+	}
 	summary := fmt.Sprintf("%d of %d checks passed", passed, passed+failed)
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
-	fmt.Fprintf(w, "%s  %s (%d contract, %d extended, %d capability-gated) in %s\n", verdict, summary,
-		kinds[conformance.KindContract], kinds[conformance.KindExtended], kinds[conformance.KindFeature], rep.Duration.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s%s (%s) in %s\n", verdict, summary, kindCounts(rep.Checks), rep.Duration.Round(time.Millisecond))
+}
+
+// kindWidth is the width of the KIND column: the longest kind.
+const kindWidth = len(conformance.KindExtended)
+
+// kindCounts says how many checks of each kind ran: the contract cases and
+// the in-order run apart, as the README and Run count them.
+func kindCounts(checks []conformance.Result) string {
+	var cases, inOrder, extended, gated int
+	for _, c := range checks {
+		switch {
+		case c.ID == conformance.CheckInOrder:
+			inOrder++
+		case c.Kind == conformance.KindContract:
+			cases++
+		case c.Kind == conformance.KindFeature:
+			gated++
+		default:
+			extended++
+		}
+	}
+	var parts []string
+	if cases > 0 {
+		parts = append(parts, fmt.Sprintf("%d contract %s", cases, map[bool]string{true: "case", false: "cases"}[cases == 1]))
+	}
+	if inOrder > 0 {
+		parts = append(parts, "the cases in order")
+	}
+	return strings.Join(append(parts, fmt.Sprintf("%d extended", extended), fmt.Sprintf("%d capability-gated", gated)), ", ")
 }

@@ -19,8 +19,9 @@ import (
 // given transport. When the setup carries a local KV port, the adapter is
 // configured with it, enabled, and prepares payloads with
 // conformance.ReadLocalKVPrompt. The instance's cleanup removes the folder;
-// its Source appends to the history file with AppendMessage and corrupts it
-// by appending a line that does not parse; its PrivacyConfig is the default
+// its Source appends to the history file with AppendMessage, rewrites a
+// message in place (it is a conformance.SourceRewriter) and corrupts the
+// file by appending a line that does not parse; its PrivacyConfig is the default
 // configuration the adapter enforces.
 func NewConformanceFactory(opts ...FactoryOption) conformance.Factory {
 	var cfg factoryConfig

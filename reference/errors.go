@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/ds4context/adapterkit/contract"
 )
@@ -45,6 +46,16 @@ var (
 	ErrInvalidOptions = errors.New("reference: invalid adapter options")
 	// ErrClosed: the adapter has been shut down, or the History closed.
 	ErrClosed = errors.New("reference: adapter is closed")
+	// ErrReadOnly: the history cannot be written because its file system
+	// is read-only (EROFS) or this process may not write it (EACCES,
+	// EPERM). Nothing was written.
+	ErrReadOnly = errors.New("reference: history cannot be written")
+	// ErrWriteFailed: writing, syncing or truncating the file failed for
+	// another reason the error names (ENOSPC, EDQUOT, EFBIG, EIO, …). An
+	// append that fails takes its own bytes back before it reports, so the
+	// file is as it was, unless the error says the bytes could not be
+	// taken back (then RecoverHistory repairs the file).
+	ErrWriteFailed = errors.New("reference: history write failed")
 )
 
 // HistoryError describes a failure to read, create or append to a history
@@ -72,9 +83,16 @@ func (e *HistoryError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Reason)
-	// The cause is not rendered: a decode error's text may quote a value
-	// or an unknown member name from the file. It stays reachable through
-	// errors.As for callers that decide to look.
+	// Of the cause, only what the operating system said is rendered (for
+	// example "no space left on device"): its text is fixed and carries no
+	// file content. Other causes are not: a decode error's text may quote
+	// a value or an unknown member name from the file. They stay reachable
+	// through errors.As for callers that decide to look.
+	var errno syscall.Errno
+	if errors.As(e.Cause, &errno) {
+		b.WriteString(": ")
+		b.WriteString(errno.Error())
+	}
 	return b.String()
 }
 
@@ -103,6 +121,27 @@ func (e *ValidationError) Unwrap() error { return ErrHistoryInvalid }
 
 // Codes returns the distinct issue codes in first-seen order.
 func (e *ValidationError) Codes() []string { return distinctCodes(e.Issues) }
+
+// writeError is the error of a failed write, sync, truncation or creation:
+// ErrReadOnly when the operating system says the file system is read-only
+// or the file may not be written, else kind (ErrWriteFailed when nil).
+func writeError(op, path, reason string, cause error) error {
+	return fsError(op, path, reason, ErrWriteFailed, cause)
+}
+
+func fsError(op, path, reason string, kind, cause error) error {
+	if errors.Is(cause, syscall.EROFS) || errors.Is(cause, syscall.EACCES) || errors.Is(cause, syscall.EPERM) {
+		kind = ErrReadOnly
+	}
+	return parseError(op, path, 0, kind, reason, cause)
+}
+
+// noRoom reports whether err says there is no room to write: the file
+// system is full (ENOSPC), a quota is used up (EDQUOT) or the file size
+// limit is reached (EFBIG).
+func noRoom(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
+}
 
 func distinctCodes(issues []contract.ValidationIssue) []string {
 	var out []string

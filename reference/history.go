@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -150,6 +151,12 @@ func checkBytes(op, path string, data []byte, l limits) error {
 
 // parseHistory parses a whole file's bytes. Any failure rejects the file.
 func parseHistory(op, path string, data []byte, l limits) (*history, error) {
+	return parseHistoryCtx(context.Background(), op, path, data, l)
+}
+
+// parseHistoryCtx is parseHistory, stopping with ctx's error when ctx
+// ends.
+func parseHistoryCtx(ctx context.Context, op, path string, data []byte, l limits) (*history, error) {
 	if err := checkBytes(op, path, data, l); err != nil {
 		return nil, err
 	}
@@ -166,7 +173,7 @@ func parseHistory(op, path string, data []byte, l limits) (*history, error) {
 	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
 		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
 	}
-	msgs, err := decodeRecords(op, path, body, 2, nil)
+	msgs, err := decodeRecords(ctx, op, path, body, 2, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,14 +187,14 @@ const parallelChunk = 1 << 20
 // appending to msgs; firstLine is the file line number of body's first line.
 // A large body is split at line ends into one chunk per processor, decoded
 // concurrently; the reported error is the one of the earliest bad line, as
-// in a sequential decode.
-func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
+// in a sequential decode. Decoding stops with ctx's error when ctx ends.
+func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
 	n := bytes.Count(body, []byte{'\n'})
 	base := len(msgs)
 	msgs = slices.Grow(msgs, n)[:base+n]
 	workers := min(runtime.GOMAXPROCS(0), len(body)/parallelChunk+1)
 	if workers <= 1 {
-		if err := decodeChunk(op, path, body, firstLine, msgs[base:]); err != nil {
+		if err := decodeChunk(ctx, op, path, body, firstLine, msgs[base:]); err != nil {
 			return nil, err
 		}
 		return msgs, nil
@@ -205,10 +212,13 @@ func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.
 		lines := bytes.Count(chunk, []byte{'\n'})
 		out := msgs[base+index : base+index+lines]
 		line := firstLine + index
-		wg.Go(func() { errs[w] = decodeChunk(op, path, chunk, line, out) })
+		wg.Go(func() { errs[w] = decodeChunk(ctx, op, path, chunk, line, out) })
 		rest, index = rest[len(chunk):], index+lines
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -217,10 +227,22 @@ func decodeRecords(op, path string, body []byte, firstLine int, msgs []contract.
 	return msgs, nil
 }
 
-// decodeChunk decodes len(out) lines of body into out.
-func decodeChunk(op, path string, body []byte, line int, out []contract.Message) error {
+// ctxCheckBytes is how many bytes a decode reads between two looks at its
+// context.
+const ctxCheckBytes = 256 << 10
+
+// decodeChunk decodes len(out) lines of body into out, until ctx ends.
+func decodeChunk(ctx context.Context, op, path string, body []byte, line int, out []contract.Message) error {
+	unchecked := 0
 	for i := range out {
+		if unchecked >= ctxCheckBytes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			unchecked = 0
+		}
 		nl := bytes.IndexByte(body, '\n')
+		unchecked += nl + 1
 		m, reason, cause := decodeRecord(body[:nl])
 		if reason != "" {
 			return parseError(op, path, line+i, ErrHistoryCorrupt, reason, cause)
@@ -334,10 +356,15 @@ func decodeHeader(line []byte) (Header, error) {
 	return h, nil
 }
 
-// openError classifies a failure to open a history file.
-func openError(op, path string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+// openError classifies a failure to open a history file with flag: a file
+// opened for writing that the operating system will not let this process
+// write is ErrReadOnly.
+func openError(op, path string, flag int, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return parseError(op, path, 0, ErrHistoryMissing, "file does not exist", err)
+	case flag&(os.O_WRONLY|os.O_RDWR) != 0:
+		return fsError(op, path, "file cannot be opened for writing", ErrHistoryCorrupt, err)
 	}
 	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
 }
@@ -348,7 +375,7 @@ func openError(op, path string, err error) error {
 func openRegular(op, path string, flag int) (*os.File, fs.FileInfo, error) {
 	f, err := openNoWait(path, flag, 0)
 	if err != nil {
-		return nil, nil, openError(op, path, err)
+		return nil, nil, openError(op, path, flag, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -463,9 +490,14 @@ func CreateHistory(ctx context.Context, path string, h Header, messages []contra
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+		return fsError(op, path, "parent folder cannot be created", ErrInvalidHeader, err)
 	}
-	return writeNew(op, path, data)
+	f, err := writeNew(ctx, op, path, data)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return nil
 }
 
 // encodeHistory checks a new history and returns its file bytes and its
@@ -508,42 +540,104 @@ func encodeHistory(op, path string, h *Header, messages []contract.Message, l li
 
 // createSuffix is the middle of the temporary name a history is written
 // under before it is linked to its path: ".<name>.create-<random>" in the
-// same folder. A process killed between the link and the removal leaves
-// that name behind as a second link to the complete history; it is never
-// read and can be deleted.
+// same folder. The creator holds the temporary file's exclusive lock until
+// it is done; a later create of the same name removes the temporary files
+// whose lock nobody holds (their creator is gone).
 const createSuffix = ".create-"
 
 // writeNew writes data to a new file at path without ever exposing a
-// partial file there (see CreateHistory).
-func writeNew(op, path string, data []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+createSuffix+"*")
+// partial file there (see CreateHistory). It returns the new file, open
+// for reading and writing, holding its writer lock.
+func writeNew(ctx context.Context, op, path string, data []byte) (*os.File, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	removeStaleTemps(dir, base)
+	tmp, err := lockedTemp(ctx, op, path, dir, "."+base+createSuffix+"*")
 	if err != nil {
-		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be created", err)
+		return nil, err
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
 		err = tmp.Sync()
 	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be written", err)
+		tmp.Close()
+		return nil, writeError(op, path, "file cannot be written", err)
 	}
 	err = os.Link(tmp.Name(), path)
 	os.Remove(tmp.Name())
 	if err != nil {
+		tmp.Close()
 		if errors.Is(err, fs.ErrExist) {
-			return parseError(op, path, 0, ErrExists, "file already exists", err)
+			return nil, parseError(op, path, 0, ErrExists, "file already exists", err)
 		}
-		return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be created", err)
+		return nil, writeError(op, path, "file cannot be created", err)
 	}
 	if err := syncDir(dir); err != nil {
-		return parseError(op, path, 0, ErrHistoryCorrupt, "folder cannot be synced", err)
+		tmp.Close()
+		return nil, writeError(op, path, "folder cannot be synced", err)
 	}
-	return nil
+	return tmp, nil
+}
+
+// lockedTemp creates a new temporary file in dir named after pattern
+// (os.CreateTemp) and takes its exclusive lock, so that removeStaleTemps
+// leaves it alone. A name removed by removeStaleTemps before the lock was
+// taken is given up for a new one.
+func lockedTemp(ctx context.Context, op, path, dir, pattern string) (*os.File, error) {
+	for {
+		tmp, err := os.CreateTemp(dir, pattern)
+		if err != nil {
+			return nil, writeError(op, path, "file cannot be created", err)
+		}
+		if err := waitFlock(ctx, tmp, true); err != nil && !errors.Is(err, errLocksUnsupported) {
+			os.Remove(tmp.Name())
+			tmp.Close()
+			return nil, lockError(op, path, err)
+		}
+		fi, err := tmp.Stat()
+		if err != nil {
+			os.Remove(tmp.Name())
+			tmp.Close()
+			return nil, writeError(op, path, "file cannot be created", err)
+		}
+		if now, err := os.Lstat(tmp.Name()); err == nil && os.SameFile(fi, now) {
+			return tmp, nil
+		}
+		tmp.Close()
+	}
+}
+
+// removeStaleTemps removes the temporary files ".<base>.create-*" in dir
+// whose creator is gone: files nobody holds a lock on. Each is opened
+// without following a symbolic link and without waiting, and removed only
+// while this process holds its exclusive lock and the name still leads to
+// it. A creator still at work holds its file's lock and keeps it. Failures
+// are ignored: a stale file left behind is harmless.
+func removeStaleTemps(dir, base string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + base + createSuffix
+	for _, d := range entries {
+		if !strings.HasPrefix(d.Name(), prefix) || !d.Type().IsRegular() {
+			continue
+		}
+		name := filepath.Join(dir, d.Name())
+		f, err := openNoFollow(name, os.O_RDONLY)
+		if err != nil {
+			continue
+		}
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if ok, err := tryFlock(f, true); ok && err == nil {
+				if now, err := os.Lstat(name); err == nil && os.SameFile(fi, now) {
+					os.Remove(name)
+				}
+			}
+		}
+		f.Close()
+	}
 }
 
 // AppendMessage appends msg to the history at path as one new line: it is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"hash"
 	"io"
 	"io/fs"
@@ -28,8 +29,7 @@ type History struct {
 	mu     sync.Mutex
 	path   string
 	limits limits
-	lock   *os.File // the writer lock, held until Close
-	f      *os.File // the history, opened for appending
+	f      *os.File // the history, holding the writer lock until Close
 
 	state  cached // header, size, revision, ids and calls; no messages
 	root   string // the header's project root, resolved when opened
@@ -37,6 +37,7 @@ type History struct {
 	digest hash.Hash // SHA-256 of the file's first state.size bytes
 	stamp  fileStamp // the file's status after this handle's last write
 	err    error     // once set, every append fails with it
+	torn   bool      // a failed record's bytes could not be taken back
 	closed bool
 }
 
@@ -78,7 +79,7 @@ func OpenHistory(ctx context.Context, path string, opts ...HistoryOption) (*Hist
 }
 
 func openHistory(ctx context.Context, op, path string, l limits) (*History, error) {
-	f, fi, err := openRegular(op, path, os.O_RDWR|os.O_APPEND)
+	f, fi, err := openRegular(op, path, os.O_RDWR)
 	if err != nil {
 		return nil, err
 	}
@@ -91,17 +92,10 @@ func openHistory(ctx context.Context, op, path string, l limits) (*History, erro
 }
 
 func lockAndRead(ctx context.Context, op, path string, l limits, f *os.File, fi fs.FileInfo) (*History, error) {
-	lock, err := writerLock(ctx, op, path)
-	if err != nil {
+	if err := lockWriter(ctx, op, path, f); err != nil {
 		return nil, err
 	}
-	h, err := readLocked(ctx, op, path, l, f, fi)
-	if err != nil {
-		lock.Close()
-		return nil, err
-	}
-	h.lock = lock
-	return h, nil
+	return readLocked(ctx, op, path, l, f, fi)
 }
 
 // readLocked reads and validates the history open as f while the caller
@@ -123,7 +117,7 @@ func readLocked(ctx context.Context, op, path string, l limits, f *os.File, open
 	digest := sha256.New()
 	hashed := make(chan struct{})
 	go func() { digest.Write(data); close(hashed) }()
-	hist, err := parseHistory(op, path, data, l)
+	hist, err := parseHistoryCtx(ctx, op, path, data, l)
 	<-hashed
 	if err != nil {
 		return nil, err
@@ -167,33 +161,35 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, parseError(op, path, 0, ErrInvalidHeader, "parent folder cannot be created", err)
+		return nil, fsError(op, path, "parent folder cannot be created", ErrInvalidHeader, err)
 	}
 	// An existing file is refused at once rather than after a wait for
-	// its writer; the link below is what guarantees it.
+	// its writer; the link in writeNew is what guarantees it.
 	if _, err := os.Lstat(path); err == nil {
 		return nil, parseError(op, path, 0, ErrExists, "file already exists", nil)
 	}
-	lock, err := writerLock(ctx, op, path)
+	// The new file holds its writer lock from before it is linked.
+	f, err := writeNew(ctx, op, path, data)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeNew(op, path, data); err != nil {
-		lock.Close()
-		return nil, err
+	fi, err := f.Stat()
+	if err == nil {
+		var named fs.FileInfo
+		if named, err = os.Stat(path); err == nil && !os.SameFile(fi, named) {
+			err = parseError(op, path, 0, ErrConcurrentWrite, "file was replaced after it was created", nil)
+		}
 	}
-	f, fi, err := openRegular(op, path, os.O_RDWR|os.O_APPEND)
-	if err == nil && fi.Size() != int64(len(data)) {
+	if err != nil {
 		f.Close()
-		err = parseError(op, path, 0, ErrConcurrentWrite, "file changed after it was created", nil)
-	}
-	if err != nil {
-		lock.Close()
+		if _, ok := err.(*HistoryError); !ok {
+			err = parseError(op, path, 0, ErrConcurrentWrite, "file cannot be found after it was created", err)
+		}
 		return nil, err
 	}
 	digest := sha256.New()
 	digest.Write(data)
-	h := &History{path: path, limits: l, lock: lock, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
+	h := &History{path: path, limits: l, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
 	h.state = cached{header: header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
 	h.state.ids, h.state.calls = indexOf(messages)
 	return h, nil
@@ -224,11 +220,10 @@ func (h *History) Close() error {
 		return nil
 	}
 	h.closed = true
-	err := h.f.Close()
-	if lerr := h.lock.Close(); err == nil {
-		err = lerr
+	if h.torn && h.f.Truncate(h.state.size) == nil && h.f.Sync() == nil {
+		h.torn = false
 	}
-	return err
+	return h.f.Close()
 }
 
 // Append appends msg to the history as one new line, made durable (fsync)
@@ -295,20 +290,17 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message) er
 		}
 		ids, calls = indexOf(added)
 	}
-	if err := waitFlock(ctx, h.f, true); err != nil {
-		return lockError(op, h.path, err)
-	}
-	n, err := h.f.Write(line)
+	// The handle holds the file's writer lock, so the file ends at
+	// state.size (checkUnchanged): the line is written there.
+	n, err := h.f.WriteAt(line, h.state.size)
 	if err == nil && n != len(line) {
 		err = io.ErrShortWrite
 	}
 	if err == nil {
 		err = h.f.Sync()
 	}
-	uerr := funlock(h.f)
 	if err != nil {
-		h.err = parseError(op, h.path, 0, ErrHistoryCorrupt, "record cannot be written", err)
-		return h.err
+		return h.takeBack(op, err)
 	}
 	h.digest.Write(line)
 	h.state.size += int64(len(line))
@@ -316,14 +308,39 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message) er
 	h.count++
 	h.state.ids = merge(h.state.ids, ids)
 	h.state.calls = merge(h.state.calls, calls)
-	if fi, err := h.f.Stat(); err == nil && uerr == nil {
+	h.restamp()
+	return nil
+}
+
+// restamp records the file's status after this handle changed it. When it
+// cannot be read, the next append proves the file by its hash instead.
+func (h *History) restamp() {
+	if fi, err := h.f.Stat(); err == nil {
 		h.stamp = stampOf(fi)
 	} else {
-		// The record is written; the next append proves the file by
-		// its hash instead of its status.
 		h.stamp = fileStamp{}
 	}
-	return nil
+}
+
+// takeBack handles a record that could not be written or synced (cause):
+// it truncates the file back to the bytes acknowledged so far and syncs
+// it, so that the file is as it was before the append, and returns the
+// error, which names what the operating system said. The handle stays
+// usable. When the bytes cannot be taken back, the error says so and
+// sticks: every later append fails with it, and RecoverHistory repairs
+// the file once the handle is closed (Close tries once more).
+func (h *History) takeBack(op string, cause error) error {
+	err := h.f.Truncate(h.state.size)
+	if err == nil {
+		err = h.f.Sync()
+	}
+	if err != nil {
+		h.torn = true
+		h.err = writeError(op, h.path, "record cannot be written, and its bytes cannot be taken back", errors.Join(cause, err))
+		return h.err
+	}
+	h.restamp()
+	return writeError(op, h.path, "record cannot be written; the file is as it was", cause)
 }
 
 // checkUnchanged fails with ErrConcurrentWrite, for this and every later
@@ -371,7 +388,7 @@ func (h *History) validateWhole(ctx context.Context, op string, m *contract.Mess
 		}
 		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	hist, err := parseHistory(op, h.path, data, h.limits)
+	hist, err := parseHistoryCtx(ctx, op, h.path, data, h.limits)
 	if err != nil {
 		return err
 	}

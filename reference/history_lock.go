@@ -12,9 +12,9 @@ import (
 // ErrLocked is wrapped by the error of a writer that could not take a
 // history's writer lock: another writer held it until the context ended
 // (the context's error is wrapped too), or the lock cannot be taken at all
-// (the file system has no advisory locks, or the lock file cannot be
-// opened). A reader whose context ends while a writer holds the file gets
-// it as well. Nothing was written.
+// (the file system has no advisory locks). A reader whose context ends
+// while it waits for a writer to finish the record it is writing gets it
+// as well. Nothing was written.
 var ErrLocked = errors.New("reference: history is locked")
 
 // errLocksUnsupported is the cause of an ErrLocked error on a file system
@@ -66,8 +66,7 @@ func lockError(op, path string, err error) error {
 
 // realPath returns the path a history at path really has: path with its
 // symbolic links resolved when it exists, else its resolved folder joined
-// with its name. Lock files and side files are named after it, so that
-// writers reaching one file through different symbolic links share a lock.
+// with its name. Side files are named after it.
 func realPath(path string) (string, error) {
 	if p, err := filepath.EvalSymlinks(path); err == nil {
 		return filepath.Abs(p)
@@ -85,46 +84,31 @@ func realPath(path string) (string, error) {
 	return filepath.Join(dir, filepath.Base(path)), nil
 }
 
-// lockFileSuffix names a history's lock file: "<history>.lock", next to the
-// history. It is created on first use and never removed: removing a lock
-// file that another writer may be about to lock would let two writers in.
-const lockFileSuffix = ".lock"
+// lockWriter takes the writer lock of the history open as f: an exclusive
+// flock on the file itself, so on its identity (device and inode) whatever
+// name, symbolic link or hard link it was opened through. It waits while
+// another writer holds it, until ctx ends. The lock is held until f is
+// closed. Readers take no lock while they read (see store.read).
+func lockWriter(ctx context.Context, op, path string, f *os.File) error {
+	if err := waitFlock(ctx, f, true); err != nil {
+		return lockError(op, path, err)
+	}
+	return nil
+}
 
-// writerLock takes the exclusive writer lock of the history at path,
-// waiting until ctx ends while another writer holds it. The lock is held
-// until the returned file is closed.
-func writerLock(ctx context.Context, op, path string) (*os.File, error) {
-	real, err := realPath(path)
-	if err != nil {
-		return nil, parseError(op, path, 0, ErrLocked, "lock file cannot be named", err)
+// writerActive reports whether a writer holds the lock of the file open as
+// f: whether f's shared lock cannot be taken at once. The shared lock, when
+// taken, is released at once. On a file system without locks it reports
+// false: no writer of this package writes there.
+func writerActive(f *os.File) (bool, error) {
+	ok, err := tryFlock(f, false)
+	switch {
+	case errors.Is(err, errLocksUnsupported):
+		return false, nil
+	case err != nil:
+		return false, err
+	case ok:
+		return false, funlock(f)
 	}
-	name := real + lockFileSuffix
-	for {
-		f, err := openNoWait(name, os.O_RDWR|os.O_CREATE, 0o600)
-		if err != nil {
-			return nil, parseError(op, path, 0, ErrLocked, "lock file cannot be opened", err)
-		}
-		fi, err := f.Stat()
-		if err == nil && !fi.Mode().IsRegular() {
-			f.Close()
-			return nil, parseError(op, path, 0, ErrLocked, "lock file is not a regular file", nil)
-		}
-		if err == nil {
-			err = waitFlock(ctx, f, true)
-		}
-		if err != nil {
-			f.Close()
-			return nil, lockError(op, path, err)
-		}
-		// The lock is on the file opened, which must still be the one
-		// the name leads to (a lock file removed by hand and made again
-		// would otherwise be locked by two writers at once).
-		if now, err := os.Stat(name); err == nil && os.SameFile(fi, now) {
-			return f, nil
-		}
-		f.Close()
-		if err := ctx.Err(); err != nil {
-			return nil, lockError(op, path, err)
-		}
-	}
+	return true, nil
 }

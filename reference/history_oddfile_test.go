@@ -74,15 +74,64 @@ func TestOddFilesAreRefusedWithoutWaiting(t *testing.T) {
 	}
 }
 
-func TestOddLockFileIsRefused(t *testing.T) {
+// TestPlantedSymlinksAreNotFollowed plants symbolic links where older
+// versions kept a lock file and where a stale temporary file of a create
+// would be: writers lock the history itself and never open, create or
+// remove what the links lead to.
+func TestPlantedSymlinksAreNotFollowed(t *testing.T) {
 	e := newEnv(t)
+	target := filepath.Join(e.dir, "target")
+	mustNil(t, os.MkdirAll(filepath.Dir(e.path), 0o700))
+	temp := filepath.Join(filepath.Dir(e.path), "."+filepath.Base(e.path)+createSuffix+"planted")
+	kept := filepath.Join(e.dir, "kept")
+	mustNil(t, os.WriteFile(kept, []byte("not a history"), 0o600))
+	mustNil(t, os.Symlink(kept, temp))
 	e.create(t)
-	mustNil(t, syscall.Mkfifo(e.path+lockFileSuffix, 0o600))
-	returns(t, "OpenHistory", func() {
-		if _, err := OpenHistory(context.Background(), e.path); !errors.Is(err, ErrLocked) {
-			t.Errorf("open: %v, want ErrLocked", err)
+	mustNil(t, os.Symlink(target, e.path+".lock"))
+	h := openHistoryT(t, e.path)
+	mustNil(t, h.Append(context.Background(), nextMessage("n")))
+	mustNil(t, h.Close())
+	mustNil(t, AppendMessage(context.Background(), e.path, nextMessage("m")))
+	if _, err := RecoverHistory(context.Background(), e.path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(target); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the lock symlink's target was created: %v", err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "not a history" {
+		t.Fatalf("the file a planted temporary name leads to was touched: %q %v", b, err)
+	}
+	if _, err := os.Lstat(temp); err != nil {
+		t.Fatalf("a planted symlink was removed: %v", err)
+	}
+}
+
+// TestCreateRemovesStaleTemporaryFiles plants the temporary file a killed
+// creator leaves behind and the one of a creator at work (which holds its
+// lock): a create of the same name removes the first and keeps the second.
+func TestCreateRemovesStaleTemporaryFiles(t *testing.T) {
+	e := newEnv(t)
+	dir := filepath.Dir(e.path)
+	mustNil(t, os.MkdirAll(dir, 0o700))
+	prefix := filepath.Join(dir, "."+filepath.Base(e.path)+createSuffix)
+	mustNil(t, os.WriteFile(prefix+"dead", []byte(`{"type":"ds4-runt`), 0o600))
+	live, err := os.OpenFile(prefix+"live", os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	mustNil(t, err)
+	defer live.Close()
+	if ok, err := tryFlock(live, true); !ok || err != nil {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	other := filepath.Join(dir, ".other.jsonl"+createSuffix+"dead")
+	mustNil(t, os.WriteFile(other, nil, 0o600))
+	e.create(t)
+	if _, err := os.Lstat(prefix + "dead"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a dead creator's temporary file is still there: %v", err)
+	}
+	for _, kept := range []string{prefix + "live", other} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Fatalf("%s was removed: %v", kept, err)
 		}
-	})
+	}
 }
 
 // TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the exclusive

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,6 +30,9 @@ import (
 // reports, never for time to pass.
 
 const childEnv = "ADAPTERKIT_HISTORY_CHILD"
+
+// moreChildren holds the child modes of platform-specific test files.
+var moreChildren = map[string]func(report func(string, ...any)) error{}
 
 // runChild runs the child named by childEnv and reports whether there was
 // one; TestMain exits after it.
@@ -50,8 +54,16 @@ func runChild() bool {
 		err = childCreateLoop(report)
 	case "append-loop":
 		err = childAppendLoop(report)
+	case "append-on-demand":
+		err = childAppendOnDemand(report)
+	case "snapshot-loop":
+		err = childSnapshotLoop(report)
 	default:
-		err = errors.New("unknown child mode")
+		if fn, ok := moreChildren[mode]; ok {
+			err = fn(report)
+		} else {
+			err = errors.New("unknown child mode")
+		}
 	}
 	if err != nil {
 		report("error %v", err)
@@ -143,7 +155,15 @@ type child struct {
 
 func startChild(t *testing.T, mode string, env ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	return startChildVia(t, nil, mode, env...)
+}
+
+// startChildVia starts a child through a wrapper command (for example
+// unshare), which runs the test binary it is given as its last arguments.
+func startChildVia(t *testing.T, wrapper []string, mode string, env ...string) *child {
+	t.Helper()
+	argv := append(slices.Clone(wrapper), os.Args[0], "-test.run=^$")
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode)...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
@@ -297,7 +317,7 @@ func TestKillDuringCreate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	dir := filepath.Join(e.dir, "h")
 	mustNil(t, os.Mkdir(dir, 0o700))
-	complete, missing := 0, 0
+	complete, missing, stale := 0, 0, 0
 	for round := range killRounds {
 		round := filepath.Join(dir, strconv.Itoa(round))
 		mustNil(t, os.Mkdir(round, 0o700))
@@ -331,8 +351,24 @@ func TestKillDuringCreate(t *testing.T) {
 			}
 			complete++
 		}
+		// The killed creator's temporary file, if it left one, is
+		// removed by the next create of that name.
+		next := filepath.Join(round, "h-"+strconv.Itoa(done+1)+".jsonl")
+		err := CreateHistory(context.Background(), next, Header{RuntimeID: fixture().RuntimeID, SessionID: fixture().SessionID, ProjectRoot: e.root}, nil)
+		if err != nil && !errors.Is(err, ErrExists) {
+			t.Fatal(err)
+		}
+		left, err := filepath.Glob(filepath.Join(round, ".h-*"+createSuffix+"*"))
+		mustNil(t, err)
+		for _, name := range left {
+			if strings.HasPrefix(filepath.Base(name), "."+filepath.Base(next)+createSuffix) {
+				t.Fatalf("a dead creator's %s was not removed", name)
+			}
+			stale++
+		}
 	}
-	t.Logf("%d kills: %d complete histories, %d kills before the file appeared", killRounds, complete, missing)
+	t.Logf("%d kills: %d complete histories, %d kills before the file appeared, %d temporary files of other names left",
+		killRounds, complete, missing, stale)
 }
 
 // TestKillDuringAppend kills children that append to one history at random

@@ -18,6 +18,10 @@ type Recovery struct {
 	Offset int64
 	// Bytes is the length of the torn record.
 	Bytes int64
+	// Discarded reports that the torn record was removed without a side
+	// file: there was no room to write one, and the record began as every
+	// record this package writes begins (see RecoverHistory).
+	Discarded bool
 }
 
 // sideSuffix is the middle of a side file's name:
@@ -25,20 +29,31 @@ type Recovery struct {
 const sideSuffix = ".torn-"
 
 // RecoverHistory is for the runtime that owns the history file at path,
-// after a writer was killed half way through a record. When, and only
-// when, the file's last record is unterminated (its last byte is not
-// '\n'), it copies the bytes after the last '\n' to a new side file next to
-// the history (mode 0600, synced), truncates the file to its last complete
-// line and syncs it, and reports what it moved. A file that is empty or
-// whose last line is complete is not touched (a zero Recovery, nil error);
-// nothing is ever deleted. A file with no complete line at all (a torn
-// header) is refused with ErrHistoryCorrupt and left as it is.
+// after a writer was killed half way through a record (or a failed write
+// could not be taken back). When, and only when, the file's last record
+// is unterminated (its last byte is not '\n'), it copies the bytes after
+// the last '\n' to a new side file next to the history (mode 0600,
+// synced), truncates the file to its last complete line and syncs it, and
+// reports what it moved. A file that is empty or whose last line is
+// complete is not touched (a zero Recovery, nil error). A file with no
+// complete line at all (a torn header) is refused with ErrHistoryCorrupt
+// and left as it is.
 //
-// It takes the writer lock, waiting as OpenHistory does, and keeps readers
-// out while it truncates. Recovery only moves the torn tail: whether the
-// rest is a valid history is for the next read to say. A process killed
-// during recovery leaves the file torn, or recovered; a side file it had
-// begun stays behind, and recovering again writes a new one.
+// Nothing is deleted, with one exception: when there is no room for the
+// side file (ENOSPC, EDQUOT or EFBIG) and the torn bytes begin as every
+// record this package writes begins ({"type":"message","message":, or a
+// part of it), they are the start of a record whose write never completed,
+// so never acknowledged: the file is truncated without a side file, and
+// the Recovery says Discarded. Any other tail without room for its side
+// file is refused (ErrWriteFailed, naming the OS's error) and left as it
+// is.
+//
+// It takes the writer lock, waiting as OpenHistory does; readers that read
+// meanwhile wait for it as for a writer finishing a record. Recovery only
+// moves the torn tail: whether the rest is a valid history is for the next
+// read to say. A process killed during recovery leaves the file torn, or
+// recovered; a side file it had begun stays behind, and recovering again
+// writes a new one.
 func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 	const op = "recover"
 	if err := ctx.Err(); err != nil {
@@ -49,18 +64,12 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 		return Recovery{}, err
 	}
 	defer f.Close()
-	lock, err := writerLock(ctx, op, path)
-	if err != nil {
+	if err := lockWriter(ctx, op, path, f); err != nil {
 		return Recovery{}, err
 	}
-	defer lock.Close()
 	if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
 		return Recovery{}, parseError(op, path, 0, ErrConcurrentWrite, "file was replaced while waiting for the lock", err)
 	}
-	if err := waitFlock(ctx, f, true); err != nil {
-		return Recovery{}, lockError(op, path, err)
-	}
-	defer funlock(f)
 	fi, err := f.Stat()
 	if err != nil {
 		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
@@ -81,21 +90,43 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 	if err != nil {
 		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "side file cannot be named", err)
 	}
+	r := Recovery{Offset: cut, Bytes: fi.Size() - cut}
 	side, err := saveTail(ctx, real, f, cut, fi.Size())
-	if err != nil {
-		if ctx.Err() != nil {
-			return Recovery{}, ctx.Err()
+	switch {
+	case err == nil:
+		r.SideFile = side
+	case ctx.Err() != nil:
+		return Recovery{}, ctx.Err()
+	case noRoom(err) && ownRecordStart(f, cut, r.Bytes):
+		// No room for the side file, and the tail is the start of a
+		// record written the way this package writes one: a write that
+		// never completed, so never acknowledged. It is discarded.
+		if side != "" {
+			os.Remove(side)
 		}
-		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "side file cannot be written", err)
+		r.Discarded = true
+	default:
+		return Recovery{}, writeError(op, path, "side file cannot be written", err)
 	}
 	err = f.Truncate(cut)
 	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
-		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be truncated", err)
+		return Recovery{}, writeError(op, path, "file cannot be truncated", err)
 	}
-	return Recovery{SideFile: side, Offset: cut, Bytes: fi.Size() - cut}, nil
+	return r, nil
+}
+
+// ownRecordStart reports whether the n bytes of f from offset off (a torn
+// last line) begin as every record this package writes begins: with
+// recordPrefix, or with a part of it when they are shorter.
+func ownRecordStart(f *os.File, off, n int64) bool {
+	head := make([]byte, min(n, int64(len(recordPrefix))))
+	if _, err := f.ReadAt(head, off); err != nil {
+		return false
+	}
+	return len(head) > 0 && bytes.HasPrefix(recordPrefix, head)
 }
 
 // afterLastNewline returns the offset just past the last '\n' in the first
@@ -121,7 +152,8 @@ func afterLastNewline(ctx context.Context, f *os.File, size int64) (int64, error
 }
 
 // saveTail copies bytes [from, to) of f to a new side file next to the
-// history at real, syncs it and its folder, and returns its name.
+// history at real, syncs it and its folder, and returns its name (also
+// with an error, when the side file was created).
 func saveTail(ctx context.Context, real string, f *os.File, from, to int64) (string, error) {
 	side, err := os.CreateTemp(filepath.Dir(real), filepath.Base(real)+sideSuffix+"*")
 	if err != nil {

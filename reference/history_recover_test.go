@@ -64,7 +64,7 @@ func TestRecoverLeavesCompleteFilesAlone(t *testing.T) {
 			}
 		})
 	}
-	assertOnlyHistoryAndLock(t, e)
+	assertOnlyHistory(t, e)
 }
 
 func TestRecoverRefusesFileWithoutCompleteLine(t *testing.T) {
@@ -84,11 +84,10 @@ func TestRecoverWaitsForTheWriter(t *testing.T) {
 	e := newEnv(t)
 	e.create(t)
 	e.write(t, string(e.read(t))+`{"type":"mess`)
-	lock, err := writerLock(context.Background(), "test", e.path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	lock, err := os.Open(e.path)
+	mustNil(t, err)
 	defer lock.Close()
+	mustNil(t, lockWriter(context.Background(), "test", e.path, lock))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	expectUnchanged(t, e, func() {
@@ -98,16 +97,16 @@ func TestRecoverWaitsForTheWriter(t *testing.T) {
 	})
 }
 
-// assertOnlyHistoryAndLock fails when the history's folder holds anything
-// but the history and its lock file.
-func assertOnlyHistoryAndLock(t *testing.T, e env) {
+// assertOnlyHistory fails when the history's folder holds anything but
+// the history.
+func assertOnlyHistory(t *testing.T, e env) {
 	t.Helper()
 	entries, err := os.ReadDir(e.dir + "/history")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range entries {
-		if n := d.Name(); n != "session.jsonl" && n != "session.jsonl"+lockFileSuffix {
+		if n := d.Name(); n != "session.jsonl" {
 			t.Fatalf("unexpected file %q", n)
 		}
 	}

@@ -10,6 +10,14 @@ func openNoWait(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
+// openNoFollow opens path, refusing a symbolic link.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, &os.PathError{Op: "open", Path: path, Err: os.ErrInvalid}
+	}
+	return os.OpenFile(path, flag, 0)
+}
+
 // tryFlock reports errLocksUnsupported: this package takes advisory locks
 // with flock(2), which exists only on Unix.
 func tryFlock(*os.File, bool) (bool, error) { return false, errLocksUnsupported }

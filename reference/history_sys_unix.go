@@ -16,6 +16,12 @@ func openNoWait(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
 }
 
+// openNoFollow opens path like openNoWait, and fails when path is a
+// symbolic link instead of following it.
+func openNoFollow(path string, flag int) (*os.File, error) {
+	return os.OpenFile(path, flag|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+}
+
 // tryFlock tries once to take f's advisory lock (flock(2)), shared or
 // exclusive, without waiting. It reports false when another open file
 // holds a conflicting lock, and errLocksUnsupported when the file system

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -76,11 +77,11 @@ const readOp = "read"
 // a file that cannot be read or parsed.
 //
 // The file is opened without waiting and must be a regular file; it is
-// then read under a shared lock, so that a record a writer of this
-// package is writing is never seen half written. Waiting for that lock
-// and every read end when ctx does. On a file system without locks the
-// file is read without one: a record seen half written then fails the
-// read as an unterminated final record, and the next read sees it whole.
+// then read without a lock, so that readers never hold up a writer. A
+// writer of this package writes each record with one write ending in its
+// only '\n', so a read that ends without one caught a record half written,
+// or found a torn one: settle tells the two apart. Every read, and the
+// wait for a writer to finish its record, ends when ctx does.
 func (s *store) load(ctx context.Context, prev *cached, runtimeID, trustedRoot string) (c *cached, extended bool, err error) {
 	c, err = s.read(ctx, prev, runtimeID, trustedRoot)
 	return c, err == nil && prev != nil && (c == prev || c.extends), err
@@ -95,9 +96,6 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 		return nil, err
 	}
 	defer f.Close()
-	if err := waitFlock(ctx, f, false); err != nil && !errors.Is(err, errLocksUnsupported) {
-		return nil, lockError(readOp, s.path, err)
-	}
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
@@ -128,6 +126,9 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 		}
 	}
 	data, err := readOpen(ctx, readOp, s.path, f, fi, s.limits)
+	if err == nil {
+		data, err = s.settle(ctx, f, 0, data)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +136,7 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 	digest := sha256.New()
 	hashed := make(chan struct{})
 	go func() { digest.Write(data); close(hashed) }()
-	h, err := parseHistory(readOp, s.path, data, s.limits)
+	h, err := parseHistoryCtx(ctx, readOp, s.path, data, s.limits)
 	<-hashed
 	if err != nil {
 		return nil, err
@@ -190,12 +191,12 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	if !same {
 		return nil, nil, nil
 	}
-	suffix, err := io.ReadAll(ctxReader{ctx, io.LimitReader(f, s.limits.maxBytes-c.size+1)})
+	suffix, err := s.readFrom(ctx, f, c.size, 0)
+	if err == nil {
+		suffix, err = s.settle(ctx, f, c.size, suffix)
+	}
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
-		}
-		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+		return nil, nil, err
 	}
 	if len(suffix) == 0 {
 		return c, nil, nil
@@ -220,7 +221,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	// Appending may write into the spare capacity of c.messages and
 	// c.data, beyond their lengths: c itself, and every copy made from it,
 	// is unaffected.
-	msgs, err := decodeRecords(readOp, s.path, suffix, len(c.messages)+2, c.messages)
+	msgs, err := decodeRecords(ctx, readOp, s.path, suffix, len(c.messages)+2, c.messages)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -233,6 +234,73 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 		digest:   digest,
 	}
 	return next, suffix, nil
+}
+
+// readFrom reads f from offset base+len(have) to its end, at most one byte
+// past the byte bound, appending to have.
+func (s *store) readFrom(ctx context.Context, f *os.File, base int64, have int) ([]byte, error) {
+	off := base + int64(have)
+	more, err := io.ReadAll(ctxReader{ctx, io.NewSectionReader(f, off, max(0, s.limits.maxBytes-off+1))})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	return more, nil
+}
+
+// settle makes sure that tail, the bytes of f from offset base to its end
+// as read without a lock, does not end in a record half written. A tail
+// that is empty or ends in '\n' is returned as it is. Otherwise its last
+// line was being written, or is torn: while a writer holds the file's
+// lock, its last line is read again, until it ends in '\n' (the writer
+// finished it, or took it back after a failed write) or ctx ends (then
+// ErrLocked, "another writer holds the lock"). When no writer holds the
+// lock, the line read again is returned as it is: a torn record, which the
+// caller refuses as an unterminated final record. Reading again costs one
+// record, never the file, and takes no lock: a reader never holds up a
+// writer.
+func (s *store) settle(ctx context.Context, f *os.File, base int64, tail []byte) ([]byte, error) {
+	delay := lockPollMin
+	var timer *time.Timer
+	for {
+		if len(tail) == 0 || tail[len(tail)-1] == '\n' {
+			return tail, nil
+		}
+		cut := bytes.LastIndexByte(tail, '\n') + 1
+		active, err := writerActive(f)
+		if err != nil {
+			return nil, parseError(readOp, s.path, 0, ErrLocked, "lock cannot be tested", err)
+		}
+		more, err := s.readFrom(ctx, f, base, cut)
+		if err != nil {
+			return nil, err
+		}
+		tail = append(tail[:cut], more...)
+		if len(tail) == 0 || tail[len(tail)-1] == '\n' {
+			return tail, nil
+		}
+		if !active {
+			// A writer that opened the file after the test may be the
+			// one writing now.
+			if active, err = writerActive(f); err != nil || !active {
+				return tail, nil
+			}
+		}
+		if timer == nil {
+			timer = time.NewTimer(delay)
+			defer timer.Stop()
+		} else {
+			timer.Reset(delay)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, lockError(readOp, s.path, ctx.Err())
+		case <-timer.C:
+		}
+		delay = min(2*delay, lockPollMax)
+	}
 }
 
 // samePrefix reports whether r holds exactly the bytes of the chunks of

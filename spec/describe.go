@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -78,11 +79,16 @@ func describeCheck(cfg *config, c conformance.Check) {
 		if c.ID == conformance.CheckInOrder {
 			reportEntry(c, r)
 		}
+		limitsEntry(c.ID, r.Limits)
 		switch r.Status {
 		case conformance.StatusSkip:
 			ginkgo.Skip("skipped, not passed: " + r.SkipReason)
 		case conformance.StatusFail, conformance.StatusError:
-			failCheck(cfg, c.ID, r.Failure, "")
+			env := ""
+			if r.Seed != 0 {
+				env = fmt.Sprintf("%s=%#x", SeedEnv, r.Seed)
+			}
+			failCheck(cfg, c.ID, r.Failure, env)
 		}
 	})
 }
@@ -98,6 +104,20 @@ func reportEntry(c conformance.Check, r conformance.Result) {
 	ginkgo.AddReportEntry("conformance report", fmt.Sprintf("%s: %s", c.ID, r.Status), ginkgo.ReportEntryVisibilityFailureOrVerbose)
 }
 
+// limitsEntry attaches a check's limits to the spec's report, always
+// shown: they are part of the verdict ("multi-result: 12 refused: tool
+// message with two results").
+func limitsEntry(id string, limits []conformance.Limit) {
+	if len(limits) == 0 {
+		return
+	}
+	parts := make([]string, len(limits))
+	for i, l := range limits {
+		parts[i] = fmt.Sprintf("%s: %d, %s", l.Name(), l.Count, l.Reason)
+	}
+	ginkgo.AddReportEntry("conformance limits", id+" — "+strings.Join(parts, "; "))
+}
+
 // failCheck fails the current spec with a check's failure (metadata only)
 // and the commands that rerun just this spec; env is put before the
 // commands (for example a rapid seed).
@@ -107,25 +127,67 @@ func failCheck(cfg *config, id string, f *conformance.Failure, env string) {
 		id, f.Code, f.Rule, f.Expected, f.Actual, rerunHint(cfg, id, env)))
 }
 
-// rerunHint says how to run the current spec alone: a go test command
-// (narrowed with -run when the suite runs through Run) and a Ginkgo CLI
+// rerunHint says how to run the current spec alone, with env, if any, set
+// for it: a go test command, narrowed with -run to the test that runs the
+// suite, and — when the package has a Ginkgo suite of its own (Describe),
+// whose test files the Ginkgo CLI hands its focus to — a Ginkgo CLI
 // command, each selecting exactly this spec when pasted in the module's
-// root, with env, if any, set for it; then the label that selects this
-// check in every embedding. Ginkgo matches --focus against the suite
-// description followed by the spec's full text, so the pattern is anchored
-// at the end only.
+// root; then the label that selects this check in every embedding. Ginkgo
+// matches --focus against the suite description followed by the spec's
+// full text, so the pattern is anchored at the end only.
 func rerunHint(cfg *config, id, env string) string {
 	focus := shellQuote(regexp.QuoteMeta(ginkgo.CurrentSpecReport().FullText()) + "$")
 	dir := packageDir()
 	if env != "" {
 		env += " "
 	}
-	run := ""
-	if cfg.testName != "" {
-		run = " -run " + shellQuote("^"+regexp.QuoteMeta(cfg.testName)+"$")
+	test := cfg.testName
+	if test == "" {
+		test = suiteTest()
 	}
-	return fmt.Sprintf("rerun alone:\n  %sgo test %s%s -ginkgo.focus=%s\n  %sgo run github.com/onsi/ginkgo/v2/ginkgo --focus=%s %s\nthis check in every embedding: --label-filter=%s",
-		env, dir, run, focus, env, focus, dir, shellQuote(id))
+	run := ""
+	if test != "" {
+		run = " -run " + shellQuote("^"+regexp.QuoteMeta(test)+"$")
+	}
+	hint := fmt.Sprintf("rerun alone:\n  %sgo test %s%s -ginkgo.focus=%s\n", env, dir, run, focus)
+	if cfg.testName == "" {
+		hint += fmt.Sprintf("  %sgo run github.com/onsi/ginkgo/v2/ginkgo --focus=%s %s\n", env, focus, dir)
+	}
+	return hint + "this check in every embedding: --label-filter=" + shellQuote(id)
+}
+
+// suiteTest returns the name of the top-level test that called
+// ginkgo.RunSpecs, read from the goroutine stacks ("" when none is found):
+// the suite of a Describe package runs inside it.
+func suiteTest() string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	lines := strings.Split(string(buf), "\n")
+	for i, l := range lines {
+		// A frame is a function line and a file line; the caller's frame
+		// follows RunSpecs'.
+		if !strings.HasPrefix(l, "github.com/onsi/ginkgo/v2.RunSpecs(") || i+2 >= len(lines) {
+			continue
+		}
+		caller := lines[i+2]
+		if j := strings.LastIndexByte(caller, '('); j >= 0 {
+			caller = caller[:j]
+		}
+		caller = caller[strings.LastIndexByte(caller, '/')+1:]
+		_, fn, _ := strings.Cut(caller, ".")
+		fn, _, _ = strings.Cut(fn, ".") // a closure inside the test: the test
+		if strings.HasPrefix(fn, "Test") {
+			return fn
+		}
+	}
+	return ""
 }
 
 // shellQuote quotes s for a POSIX shell.

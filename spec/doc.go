@@ -18,32 +18,20 @@
 //
 // Every spec carries labels to select it: LabelConformance on the seven
 // contract cases and on the spec running them in order on one instance (as
-// conformance.Run does), the case id on each case, LabelExtended on the
-// extra checks, LabelProperty on the property check, and "feature:<id>" on
-// checks that only apply when the adapter declares a capability. Every
-// spec also has a label of its own — the case id, "in-order",
-// "negotiation", "diagnostics-privacy", "closed", "bounded-diagnostics",
-// "concurrency", "embedding-port", and the six local KV checks below — so
-// --label-filter can select exactly one. A capability-gated check is
-// skipped, with a message saying so, when the adapter does not declare the
-// capability.
+// conformance.Run does), LabelExtended on every other check, LabelProperty
+// on the property check, "feature:<capability>" on the checks that only
+// apply when the adapter declares a capability, and on every spec the id
+// of its check (conformance.Checks lists them), so --label-filter can
+// select exactly one. A capability-gated check is skipped, with a message
+// saying so, when the adapter does not declare the capability (or fails,
+// under conformance.WithRequiredCapabilities).
 //
 // The local KV checks (label "feature:local-kv-reuse") hand the factory a
 // conformance.RecordingKVPort as Setup.LocalKVPort. A factory whose adapter
 // supports local KV reuse configures the adapter with that port, enabled,
 // and finds the reusable prefix of a payload with
 // conformance.ReadLocalKVPrompt; the checks complete with provider
-// conformance.LocalKVProvider, which the adapter must treat as local. They
-// check that an identical prefix hits on the second call ("local-kv-hit");
-// that one changed prefix byte or option, or null instead of an absent
-// option, is fully replayed ("local-kv-changed-prefix"); that a stale
-// rejection, a cache loss and a port error are fully replayed
-// ("local-kv-non-hit"); that a failing full replay is retried through the
-// ordinary transport and records local-kv-replay-failed
-// ("local-kv-replay-failure"); that a remote destination never reaches the
-// port ("local-kv-remote"); and that no diagnostic, completion result or
-// local KV counter holds the prefix, the payload, a key or a handle
-// ("local-kv-metadata-only").
+// conformance.LocalKVProvider, which the adapter must treat as local.
 //
 // The concurrency check compares what 8 goroutines see with serial
 // answers; run the suite with -race to have the race detector catch the

@@ -30,7 +30,10 @@ func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d m
 //
 // and runs it with go test -fuzz FuzzProjection; plain go test runs the seed
 // corpus (testdata/fuzz/FuzzProjection and the seeds Fuzz adds). A history
-// the factory refuses as unrepresentable is skipped. It takes the options
+// the factory refuses by the rules one history shows (for a family it
+// holds; see conformance.ErrUnrepresentable) is skipped, and a refusal
+// breaking them fails; the rules across a series of histories are the
+// property spec's and the projection check's. It takes the options
 // of package conformance; the number of histories is the fuzzer's to choose.
 func Fuzz(f *testing.F, factory conformance.Factory, opts ...conformance.Option) {
 	f.Helper()

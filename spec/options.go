@@ -29,6 +29,11 @@ const (
 // option says otherwise.
 const PropertyChecksEnv = "ADAPTERKIT_PROPERTY_CHECKS"
 
+// SeedEnv names the environment variable that sets the seed of the checks
+// that draw random input (as conformance.WithSeed does) when no option
+// says otherwise; the rerun command of such a check's failure sets it.
+const SeedEnv = "ADAPTERKIT_SEED"
+
 // config is one embedding of the suite: the factory, the options every
 // check runs with, and what the faces of this package read from them.
 type config struct {
@@ -40,11 +45,15 @@ type config struct {
 }
 
 // newConfig resolves opts for factory. PropertyChecksEnv, when set to a
-// positive number, comes before opts, so an explicit option wins.
+// positive number, and SeedEnv, when set to a seed (decimal or 0x hex),
+// come before opts, so an explicit option wins.
 func newConfig(factory conformance.Factory, opts []conformance.Option, testName string) *config {
 	var all []conformance.Option
 	if n, err := strconv.Atoi(os.Getenv(PropertyChecksEnv)); err == nil && n > 0 {
 		all = append(all, conformance.WithHistories(n))
+	}
+	if seed, err := strconv.ParseUint(os.Getenv(SeedEnv), 0, 64); err == nil && seed != 0 {
+		all = append(all, conformance.WithSeed(seed))
 	}
 	all = append(all, opts...)
 	c := &config{factory: factory, checkOpts: all, settings: conformance.Resolve(all...), testName: testName}

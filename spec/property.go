@@ -14,7 +14,9 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"pgregory.net/rapid"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 func describeProperty(cfg *config, c conformance.Check) {
@@ -22,48 +24,51 @@ func describeProperty(cfg *config, c conformance.Check) {
 		if cfg.settings.Histories <= 0 {
 			ginkgo.Skip("skipped, not passed: no generated histories were asked for")
 		}
+		run, err := conformance.NewProjectionRun(ctx, cfg.factory, cfg.runOptions()...)
+		var f *conformance.Failure
+		if errors.As(err, &f) {
+			failCheck(cfg, c.ID, f, "")
+		}
 		var mu sync.Mutex
-		drawn, refused := 0, map[string]int{}
 		checkProperty(cfg, c.ID, func(t *rapid.T) {
-			reason, ok := projectionProperty(ctx, t, cfg)
+			fx := conformance.NewFixture()
+			msgs := rapid.Map(gen.HistoryWithout(fx.RuntimeID, fx.SessionID, run.LeftOut()...),
+				func(ms []contract.Message) drawnHistory { return ms }).Draw(t, "history")
 			mu.Lock()
 			defer mu.Unlock()
-			drawn++
-			if ok {
-				refused[reason]++
-			}
+			projectionProperty(ctx, t, run, msgs)
 		})
-		total := 0
-		for _, n := range refused {
-			total += n
-		}
-		ginkgo.GinkgoWriter.Printf("%d generated histories: %d projected faithfully, %d refused %v\n", drawn, drawn-total, total, refused)
-		if 2*total > drawn {
-			ginkgo.Fail(fmt.Sprintf("%s (%s-assertion-failed)\nrule:     the runtime holds too few generated histories to check projection: a factory may refuse at most half of them as unrepresentable\nexpected: at most %d of %d generated histories refused\nactual:   %d refused, by reason %v\n%s",
-				c.ID, c.ID, drawn/2, drawn, total, refused, rerunHint(cfg, c.ID, "")))
+		ginkgo.GinkgoWriter.Println(run.Note())
+		limitsEntry(c.ID, run.Limits())
+		if err := run.Verdict(ctx); errors.As(err, &f) {
+			failCheck(cfg, c.ID, f, rerunSeed(cfg))
 		}
 	})
 }
 
-// projectionProperty hands a drawn history to the factory and checks the
-// snapshot is its faithful projection. It reports the reason when the
-// factory refused the history as unrepresentable.
-func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) (string, bool) {
-	fx := conformance.NewFixture()
-	msgs := cfg.histories(fx.RuntimeID, fx.SessionID).Draw(t, "history")
-	err := conformance.CheckHistory(ctx, cfg.factory, msgs, cfg.runOptions()...)
+// projectionProperty hands a drawn history to the run and fails the draw
+// when its snapshot is not its faithful projection, or its refusal breaks
+// a rule one history shows. The rules of refusals across the run are the
+// verdict's, after every draw.
+func projectionProperty(ctx context.Context, t *rapid.T, run *conformance.ProjectionRun, msgs []contract.Message) {
+	err := run.Check(ctx, msgs)
 	var f *conformance.Failure
 	switch {
-	case err == nil:
-		return "", false
+	case err == nil, errors.Is(err, conformance.ErrUnrepresentable):
 	case errors.As(err, &f):
 		t.Fatalf("%s\nrule:     %s\nexpected: %s\nactual:   %s", f.Code, f.Rule, f.Expected, f.Actual)
-	case errors.Is(err, conformance.ErrUnrepresentable):
-		reason, _ := strings.CutPrefix(err.Error(), conformance.ErrUnrepresentable.Error()+": ")
-		return reason, true
+	default:
+		t.Fatalf("%s", conformance.Redact(err.Error()))
 	}
-	t.Fatalf("%s", conformance.Redact(err.Error()))
-	return "", false
+}
+
+// rerunSeed is the environment that draws the same histories again, when
+// rapid's seed was chosen by the run (WithSeed) or the user.
+func rerunSeed(cfg *config) string {
+	if f := flag.Lookup("rapid.seed"); f != nil && f.Value.String() != "0" {
+		return "RAPID_SEED=" + f.Value.String()
+	}
+	return ""
 }
 
 // checkProperty is a thin wrapper around rapid.Check(GinkgoT(), prop): it
@@ -72,6 +77,7 @@ func projectionProperty(ctx context.Context, t *rapid.T, cfg *config) (string, b
 func checkProperty(cfg *config, id string, prop func(*rapid.T)) {
 	ginkgo.GinkgoHelper()
 	defer setChecks(cfg.settings.Histories)()
+	defer setSeed(cfg.settings.Seed)()
 	tb := &propertyTB{GinkgoTInterface: ginkgo.GinkgoT(), name: "adapterkit-" + nameUnsafe.ReplaceAllString(cfg.name, "-")}
 	func() {
 		defer func() {
@@ -183,5 +189,27 @@ func setChecks(n int) func() {
 	}
 	old := f.Value.String()
 	_ = f.Value.Set(strconv.Itoa(n))
+	return func() { _ = f.Value.Set(old) }
+}
+
+// userSeed reports whether the user chose rapid's seed explicitly
+// (-rapid.seed or RAPID_SEED); then the suite leaves it alone.
+var userSeed = sync.OnceValue(func() bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.seed" })
+	_, env := os.LookupEnv("RAPID_SEED")
+	return set || env
+})
+
+// setSeed sets rapid's seed to seed (the run's, WithSeed) unless it is 0
+// or the user chose one, so that a seeded run draws the same histories
+// every time, and returns a function restoring the previous value.
+func setSeed(seed uint64) func() {
+	f := flag.Lookup("rapid.seed")
+	if f == nil || seed == 0 || userSeed() {
+		return func() {}
+	}
+	old := f.Value.String()
+	_ = f.Value.Set(strconv.FormatUint(seed, 10))
 	return func() { _ = f.Value.Set(old) }
 }

@@ -65,7 +65,7 @@ func TestConformReference(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	for _, c := range conformance.Checks() {
-		if !regexp.MustCompile(`\n` + regexp.QuoteMeta(c.ID) + ` +(pass|skip)`).MatchString(out) {
+		if !regexp.MustCompile(`\n` + regexp.QuoteMeta(c.ID) + ` +` + string(c.Kind) + ` +(pass|skip)`).MatchString(out) {
 			t.Errorf("the table has no passing row for %s:\n%s", c.ID, out)
 		}
 	}
@@ -120,7 +120,7 @@ func TestConformExecServeReference(t *testing.T) {
 	if !strings.Contains(out, "conformance of process ") {
 		t.Errorf("the table does not say it ran a process:\n%s", out)
 	}
-	if !regexp.MustCompile(`\nlocal-kv-hit +pass\n`).MatchString(out) {
+	if !regexp.MustCompile(`\nlocal-kv-hit +feature +pass\n`).MatchString(out) {
 		t.Errorf("the local KV checks did not run over the bridge (the port crosses it):\n%s", out)
 	}
 	var a, b conformance.RunReport
@@ -197,7 +197,7 @@ func TestServeReferenceEmbeddings(t *testing.T) {
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if !regexp.MustCompile(`\nembedding-port +pass\n`).MatchString(out) {
+	if !regexp.MustCompile(`\nembedding-port +feature +pass\n`).MatchString(out) {
 		t.Errorf("the embedding check did not pass over the bridge:\n%s", out)
 	}
 	if code, _, errOut := runInProcess(t, "serve-reference", "--no-such-flag"); code != exitBroken || !strings.Contains(errOut, "no-such-flag") {

@@ -203,6 +203,9 @@ func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root st
 }
 
 func checkCanonicalHistory(ctx context.Context, s *Session) error {
+	if err := s.judgeHeld(); err != nil {
+		return err
+	}
 	snap, err := s.Adapter().SnapshotHistory(ctx)
 	if err != nil {
 		return failed("SnapshotHistory must project a valid canonical history", err)

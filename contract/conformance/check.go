@@ -74,9 +74,15 @@ type Result struct {
 	// Note adds what a check measured (for example how many generated
 	// histories it projected).
 	Note string `json:"note,omitempty"`
-	// Refusals counts, by reason, the generated histories the factory
-	// refused as unrepresentable (ErrUnrepresentable); projection only.
-	Refusals map[string]int `json:"refusals,omitempty"`
+	// Limits lists the limits the check found: families the factory
+	// refused or declared (projection), holding differences of the
+	// histories its instances hold (canonical-history, in-order,
+	// projection).
+	Limits []Limit `json:"limits,omitempty"`
+	// Seed is, for a failed check that draws random input
+	// (privacy-probes, privacy-engine), the seed it drew from: WithSeed
+	// (--seed) reproduces the failure. It is 0 otherwise.
+	Seed uint64 `json:"seed,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 }

@@ -426,12 +426,12 @@ func TestFallbackAndLifecycleWatchTheTransport(t *testing.T) {
 	}
 }
 
-// refusing wraps correct() with a runtime that refuses the histories
-// refuse says it cannot represent.
+// refusing wraps correct() with a runtime that refuses, for images, the
+// histories refuse says it cannot represent.
 func refusing(refuse func(conformance.Fixture) bool) conformance.Factory {
 	return conformance.NewFactory("refusing", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		if refuse(setup.Fixture) {
-			return conformance.Instance{}, fmt.Errorf("%w: image blocks", conformance.ErrUnrepresentable)
+			return conformance.Instance{}, conformance.Unrepresentable(gen.FamilyImage, "image blocks")
 		}
 		return correct().Create(ctx, setup)
 	})
@@ -453,34 +453,32 @@ func TestRefusingTheFixtureFailsNeverSkips(t *testing.T) {
 }
 
 func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
-	fixtureIDs := conformance.NewFixture().MessageIDs()
-	generated := func(fx conformance.Fixture) bool { return !slices.Equal(fx.MessageIDs(), fixtureIDs) }
-	holds := func(fx conformance.Fixture, f gen.Family) bool {
-		return slices.Contains(gen.FamiliesOf(fx.Messages), f)
-	}
 	c, _ := conformance.CheckByID(conformance.CheckProjection)
 	images := refusing(func(fx conformance.Fixture) bool { return generated(fx) && holds(fx, gen.FamilyImage) })
-	r := c.Run(ctx, images, conformance.WithHistories(40))
-	n := r.Refusals["image blocks"]
-	if r.Status != conformance.StatusPass || n == 0 || 2*n > 40 ||
-		r.Note != fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d image blocks", 40-n, n, n) {
-		t.Fatalf("histories with images refused: %s %q %v %v", r.Status, r.Note, r.Refusals, r.Failure)
+	r := c.Run(ctx, images, conformance.WithHistories(40), conformance.WithSeed(1))
+	n := limitCount(r.Limits, gen.FamilyImage)
+	if r.Status != conformance.StatusPass || n == 0 || 2*n > 40 || len(r.Limits) != 1 || r.Limits[0].Reason != "refused: image blocks" ||
+		r.Note != fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d image; 3 isolation histories refused", 40-n, n, n) {
+		t.Fatalf("histories with images refused: %s %q %v %v", r.Status, r.Note, r.Limits, r.Failure)
 	}
 	// Leaving the family out draws none to refuse, and the report says so.
 	rep := conformance.RunChecks(ctx, images, conformance.WithChecks(conformance.CheckProjection), conformance.WithoutFamilies(gen.FamilyImage))
-	if !rep.Passed || rep.Checks[0].Refusals != nil || !slices.Equal(rep.LeftOut, []gen.Family{gen.FamilyImage}) ||
+	if !rep.Passed || rep.Checks[0].Limits != nil || rep.Limits != nil || !slices.Equal(rep.LeftOut, []gen.Family{gen.FamilyImage}) ||
 		!strings.HasSuffix(rep.Checks[0].Note, "; families left out: image") {
 		t.Fatalf("image left out: %+v", rep)
 	}
-	anyFamily := refusing(func(fx conformance.Fixture) bool { return generated(fx) && len(gen.FamiliesOf(fx.Messages)) > 0 })
+	// Refusing every history holding a family, each for its first, is
+	// consistent, but refuses more than half.
+	anyFamily := conformance.NewFactory("refusing", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		fams := slices.DeleteFunc(gen.FamiliesOf(setup.Fixture.Messages), func(f gen.Family) bool { return f == gen.FamilyLongHistory })
+		if generated(setup.Fixture) && len(fams) > 0 {
+			return conformance.Instance{}, conformance.Unrepresentable(fams[0])
+		}
+		return correct().Create(ctx, setup)
+	})
 	r = c.Run(ctx, anyFamily, conformance.WithHistories(40))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "too few generated histories") {
-		t.Fatalf("every history with a family refused: %s %+v %v", r.Status, r.Failure, r.Refusals)
-	}
-	plain := refusing(func(fx conformance.Fixture) bool { return generated(fx) && len(gen.FamiliesOf(fx.Messages)) == 0 })
-	r = c.Run(ctx, plain, conformance.WithHistories(40))
-	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "shapes the contract requires") {
-		t.Fatalf("a history of required shapes refused: %s %+v", r.Status, r.Failure)
+		t.Fatalf("every history with a family refused: %s %+v %v", r.Status, r.Failure, r.Limits)
 	}
 	var refusedHistory []contract.Message
 	for seed := range 100 {
@@ -489,15 +487,28 @@ func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
 			break
 		}
 	}
+	var refusal *conformance.Refusal
 	if err := conformance.CheckHistory(ctx, images, refusedHistory); !errors.Is(err, conformance.ErrUnrepresentable) ||
-		!strings.HasSuffix(err.Error(), ": image blocks") {
+		!errors.As(err, &refusal) || refusal.Family != gen.FamilyImage || refusal.Detail != "image blocks" {
 		t.Fatalf("CheckHistory of a refused history = %v", err)
 	}
-	var f *conformance.Failure
-	if err := conformance.CheckHistory(ctx, refusing(generated), conformance.NewFixture().Messages[:1]); !errors.As(err, &f) ||
-		!strings.Contains(f.Rule, "shapes the contract requires") {
-		t.Fatalf("CheckHistory of a refused plain history = %v", err)
+}
+
+func generated(fx conformance.Fixture) bool {
+	return !slices.Equal(fx.MessageIDs(), conformance.NewFixture().MessageIDs())
+}
+
+func holds(fx conformance.Fixture, f gen.Family) bool {
+	return slices.Contains(gen.FamiliesOf(fx.Messages), f)
+}
+
+func limitCount(ls []conformance.Limit, f gen.Family) int {
+	for _, l := range ls {
+		if l.Family == f {
+			return l.Count
+		}
 	}
+	return 0
 }
 
 // namedOnCreate is a factory that learns its name from the first instance

@@ -31,14 +31,25 @@
 // each failed case's *Failure names the broken rule and shows what was
 // expected and what the adapter did.
 //
-// Session and RunCase run cases one at a time, on instances of the
-// caller's choosing; the Ginkgo suite in package spec uses them to give
-// every case a fresh instance.
+// The seven cases are the first entries of the catalogue, which Checks
+// lists: every check with its id, kind, summary and rule. RunChecks runs
+// them all, each on instances of its own; Check.Run runs one; Start and
+// StartWith create one instance, a Session, for checks of the caller's own.
+// The Ginkgo suite in package spec and the adapterkit conform command run
+// the same entries.
 //
-// The seven cases hand the factory no local KV port. The local KV checks of
-// package spec use StartLocalKV, which also hands it a RecordingKVPort as
-// Setup.LocalKVPort, and send payloads of the shape LocalKVPayload writes
-// and ReadLocalKVPrompt reads.
+// Only the local KV checks hand the factory a local KV port, a
+// RecordingKVPort as Setup.LocalKVPort, and they send payloads of the shape
+// LocalKVPayload writes and ReadLocalKVPrompt reads.
+//
+// A factory's runtime may be unable to hold some generated histories: it
+// refuses one with Unrepresentable(family), declares families up front in
+// Instance.Limits, or reports the history it holds in its own form in
+// Instance.Held, whose differences from the given one must be
+// HoldingDifferences. Each is a Limit of the run, shown in Result.Limits
+// and RunReport.Limits and checked: a refused family is refused wherever
+// it appears (ProjectionRun keeps the rules across a series of histories),
+// and WithRequiredFamilies makes a limit fail.
 //
 // Nothing this package writes — reports, errors, failure explanations —
 // holds the probes the privacy case sends (ProbePrivateValue,

@@ -15,9 +15,6 @@ import (
 
 // Sizes of the extended checks.
 const (
-	// failingCompletions is how many failing completions the
-	// bounded-diagnostics check makes before measuring.
-	failingCompletions = 10000
 	// concurrentWorkers and concurrentRounds shape the concurrency check.
 	concurrentWorkers = 8
 	concurrentRounds  = 25
@@ -187,34 +184,6 @@ func checkClosed(ctx context.Context, e *env) error {
 	// Declarations, negotiation and diagnostics keep working.
 	if n := a.NegotiateCapabilities(nil); len(n.Statuses) != len(contract.CapabilityIDs()) {
 		return broken("after shutdown, negotiation keeps working", fmt.Sprintf("%d statuses", len(contract.CapabilityIDs())), fmt.Sprintf("%d statuses", len(n.Statuses)))
-	}
-	return nil
-}
-
-func checkBounded(ctx context.Context, e *env) error {
-	s, err := e.start(ctx)
-	if err != nil {
-		return err
-	}
-	a, fx, tr := s.Adapter(), s.Fixture(), s.Transport()
-	req := contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: json.RawMessage(`{"messages":[{"role":"user","content":"bounded"}]}`)}
-	failN := func(n int) {
-		for range n {
-			tr.FailNext()
-			a.Complete(ctx, req)
-		}
-		tr.Disarm()
-	}
-	failN(failingCompletions)
-	n1 := len(a.Diagnostics())
-	if n1 > e.opts.DiagnosticsLimit {
-		return broken("diagnostics are a bounded list", fmt.Sprintf("at most %d diagnostics after %d failing completions", e.opts.DiagnosticsLimit, failingCompletions),
-			fmt.Sprintf("%d diagnostics", n1))
-	}
-	failN(failingCompletions / 10)
-	if n2 := len(a.Diagnostics()); n2 > n1 {
-		return broken("diagnostics are a bounded list: once full, it stops growing",
-			fmt.Sprintf("at most %d diagnostics after %d more failing completions", n1, failingCompletions/10), fmt.Sprintf("%d diagnostics", n2))
 	}
 	return nil
 }
@@ -425,8 +394,8 @@ func extendedChecks() []Check {
 			Summary: "refuses every history read and action after shutdown",
 			Rule:    "after shutdown every method that reads or acts errors; declarations, negotiation and diagnostics keep working"},
 		{ID: CheckBoundedDiagnostics, Kind: KindExtended, run: checkBounded,
-			Summary: fmt.Sprintf("keeps its diagnostics bounded over %d failing completions", failingCompletions),
-			Rule:    "diagnostics are a bounded list"},
+			Summary: "finds where the diagnostics stop growing under failing completions, up to a ceiling far above any sane bound, and reports the bound found",
+			Rule:    "diagnostics are a bounded list (SPEC names no size: any bound below the ceiling passes)"},
 		{ID: CheckConcurrency, Kind: KindExtended, run: checkConcurrent,
 			Summary: fmt.Sprintf("answers completions of distinct payloads and snapshots from %d goroutines consistently; the transport receives exactly the payloads sent", concurrentWorkers),
 			Rule:    "an adapter is safe for concurrent use: concurrent calls answer as serial calls do, and each completion sends its own payload"},

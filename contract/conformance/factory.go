@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
@@ -46,6 +47,19 @@ type Instance struct {
 	// enforces: the privacy-engine check then requires its enforcement to
 	// equal privacy.Engine's under it exactly. It is skipped when nil.
 	PrivacyConfig *privacy.Config
+	// Limits, if non-empty, declares up front the families of history
+	// shapes (gen.Families) the runtime cannot hold: the projection check
+	// then draws no history holding one of them, and shows each as a limit
+	// of the run, as it shows a refused family. long-history cannot be
+	// declared (see MinLongHistoryRefusal).
+	Limits []gen.Family
+	// Held, if non-nil, is the canonical history as the runtime holds it
+	// after seeding, for a runtime that stores a history in its own form.
+	// The checks compare every snapshot and rebuild with it, and compare
+	// it with the history given: every difference must be one of the
+	// holding differences (HoldingDifferences), each shown as a limit of
+	// the run; any other difference fails canonical-history and projection.
+	Held []contract.Message
 }
 
 // Source is the canonical history an instance's adapter projects, as the

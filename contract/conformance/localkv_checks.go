@@ -90,12 +90,12 @@ func describeKVResult(r contract.CompletionResult) string {
 		return Redact(fmt.Sprintf("status %q, code %q", r.Status, r.Code))
 	}
 	out := "another output"
-	switch string(r.Output) {
-	case LocalKVHitOutput:
+	switch {
+	case sameJSONText(r.Output, LocalKVHitOutput):
 		out = "the port's hit output"
-	case LocalKVReplayOutput:
+	case sameJSONText(r.Output, LocalKVReplayOutput):
 		out = "the port's replay output"
-	case TransportOutput:
+	case sameJSONText(r.Output, TransportOutput):
 		out = "the transport's output"
 	}
 	if r.LocalKV == nil {
@@ -108,7 +108,7 @@ func describeKVResult(r contract.CompletionResult) string {
 
 // wantMode ends the check unless r completed through the port in mode with output.
 func (k *kvSession) wantMode(r contract.CompletionResult, mode contract.LocalKVMode, output, rule, when string) {
-	if r.Status == contract.StatusCompleted && r.LocalKV != nil && r.LocalKV.Mode == mode && string(r.Output) == output {
+	if r.Status == contract.StatusCompleted && r.LocalKV != nil && r.LocalKV.Mode == mode && sameJSONText(r.Output, output) {
 		return
 	}
 	if k.port.Calls() == 0 {
@@ -155,11 +155,11 @@ func checkKVHit(ctx context.Context, e *env) error {
 	}
 	want := k.sanitised(ctx, p)
 	for i, r := range append(tries, k.port.Replays()...) {
-		if string(r.Payload) != string(want) || r.Provider != LocalKVProvider || r.Model != LocalKVModel ||
+		if !sameJSON(r.Payload, want) || r.Provider != LocalKVProvider || r.Model != LocalKVModel ||
 			r.PrefixTokenCount != p.PrefixTokens || r.ContextTokenCount != p.ContextTokens {
 			return broken("the port receives the request's provider, model, token counts and complete sanitised payload",
 				"the sanitised payload of the completion", fmt.Sprintf("port request #%d differs (payload equal %t, provider and model equal %t, token counts %d/%d)",
-					i, string(r.Payload) == string(want), r.Provider == LocalKVProvider && r.Model == LocalKVModel, r.PrefixTokenCount, r.ContextTokenCount))
+					i, sameJSON(r.Payload, want), r.Provider == LocalKVProvider && r.Model == LocalKVModel, r.PrefixTokenCount, r.ContextTokenCount))
 		}
 	}
 	return nil
@@ -257,14 +257,14 @@ func checkKVReplayFailure(ctx context.Context, e *env) error {
 	if k.port.Calls() == 0 {
 		return broken(ruleUsesPort, "port calls for an eligible local completion", "the port was never called; "+describeKVResult(r))
 	}
-	if r.Status != contract.StatusCompleted || r.LocalKV != nil || string(r.Output) != TransportOutput {
+	if r.Status != contract.StatusCompleted || r.LocalKV != nil || !sameJSONText(r.Output, TransportOutput) {
 		return broken(rule, "completed with the transport's output, no local KV metadata", describeKVResult(r))
 	}
 	reqs := k.s.Transport().Requests()
 	want := k.sanitised(ctx, p)
-	if len(reqs) != 1 || string(reqs[0].Payload) != string(want) || reqs[0].Destination != contract.DestinationLocal ||
+	if len(reqs) != 1 || !sameJSON(reqs[0].Payload, want) || reqs[0].Destination != contract.DestinationLocal ||
 		reqs[0].Provider != LocalKVProvider || reqs[0].Model != LocalKVModel {
-		same := len(reqs) == 1 && string(reqs[0].Payload) == string(want)
+		same := len(reqs) == 1 && sameJSON(reqs[0].Payload, want)
 		return broken(rule, "one transport request with the local provider, model and full sanitised payload",
 			fmt.Sprintf("%d transport request(s), payload equal %t", len(reqs), same))
 	}
@@ -372,7 +372,7 @@ func checkKVIneligible(ctx context.Context, e *env) error {
 	} {
 		before := k.s.Transport().Len()
 		r := k.a.Complete(ctx, contract.CompletionRequest{Provider: LocalKVProvider, Model: LocalKVModel, Payload: c.payload})
-		if r.Status != contract.StatusCompleted || r.LocalKV != nil || string(r.Output) != TransportOutput || k.s.Transport().Len() != before+1 {
+		if r.Status != contract.StatusCompleted || r.LocalKV != nil || !sameJSONText(r.Output, TransportOutput) || k.s.Transport().Len() != before+1 {
 			return broken(rule, "completed through one ordinary transport request, no local KV metadata, for "+c.what,
 				fmt.Sprintf("%s; %d transport request(s)", describeKVResult(r), k.s.Transport().Len()-before))
 		}

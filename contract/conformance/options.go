@@ -14,9 +14,11 @@ const (
 	// DefaultHistories is how many generated histories the projection check
 	// (and the property spec of package spec) hands the factory.
 	DefaultHistories = 20
-	// DefaultDiagnosticsLimit is the most diagnostics the
-	// bounded-diagnostics check accepts after many failures.
-	DefaultDiagnosticsLimit = 1000
+	// DefaultDiagnosticsLimit is the ceiling of the bounded-diagnostics
+	// check: the most diagnostics an adapter may keep. SPEC says only
+	// "bounded", so the ceiling sits far above any sane bound; the check
+	// reports the bound it found.
+	DefaultDiagnosticsLimit = 10000
 )
 
 // Option configures how checks run. Every face of the catalogue takes the
@@ -46,9 +48,16 @@ type Settings struct {
 	// RequiredCapabilities lists the capabilities whose checks fail rather
 	// than skip when the adapter does not declare them.
 	RequiredCapabilities []contract.CapabilityID
+	// RequiredFamilies lists the families of history shapes that may not
+	// be a limit of the run: refusing or declaring one fails the check.
+	RequiredFamilies []gen.Family
 	// Checks lists the ids of the checks RunChecks runs; empty means all.
 	Checks []string
-	// DiagnosticsLimit is the most diagnostics bounded-diagnostics accepts.
+	// ModelSteps is how many operations the model check runs (0 or less
+	// skips it).
+	ModelSteps int
+	// DiagnosticsLimit is the ceiling of bounded-diagnostics: the most
+	// diagnostics it accepts.
 	DiagnosticsLimit int
 }
 
@@ -59,7 +68,7 @@ type options struct {
 
 func newOptions(opts []Option) *options {
 	o := &options{Settings: Settings{CallTimeout: DefaultCallTimeout, Histories: DefaultHistories,
-		DiagnosticsLimit: DefaultDiagnosticsLimit}}
+		DiagnosticsLimit: DefaultDiagnosticsLimit, ModelSteps: DefaultModelSteps}}
 	for _, opt := range opts {
 		opt(o)
 	}
@@ -71,6 +80,7 @@ func Resolve(opts ...Option) Settings {
 	s := newOptions(opts).Settings
 	s.LeftOut = slices.Clone(s.LeftOut)
 	s.RequiredCapabilities = slices.Clone(s.RequiredCapabilities)
+	s.RequiredFamilies = slices.Clone(s.RequiredFamilies)
 	s.Checks = slices.Clone(s.Checks)
 	return s
 }
@@ -119,20 +129,47 @@ func WithoutFamilies(fams ...gen.Family) Option {
 	}
 }
 
-// WithSeed makes the checks that draw random probes (privacy-probes,
-// privacy-engine) draw them from seed instead of a fresh random one, to
+// WithSeed makes the checks that draw random probes and sequences
+// (privacy-probes, privacy-engine, model) draw them from seed instead of a fresh random one, to
 // reproduce a failure: every such failure names its seed.
 func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 
-// WithDiagnosticsLimit sets the most diagnostics the bounded-diagnostics
-// check accepts (DefaultDiagnosticsLimit by default).
+// WithDiagnosticsLimit sets the ceiling of the bounded-diagnostics check:
+// the most diagnostics it accepts before it calls the list unbounded
+// (DefaultDiagnosticsLimit by default).
 func WithDiagnosticsLimit(n int) Option { return func(o *options) { o.DiagnosticsLimit = n } }
+
+// WithModelSteps sets how many operations the model check runs, over as
+// many drawn sequences as they fill (DefaultModelSteps by default); 0 or
+// less skips the check, saying so. A failure names the seed and the steps
+// that replay it (WithSeed, WithModelSteps).
+func WithModelSteps(n int) Option { return func(o *options) { o.ModelSteps = n } }
 
 // WithRequiredCapabilities makes the checks of the given capabilities
 // required: when the adapter does not declare one of them as supported,
 // its checks fail instead of being skipped.
 func WithRequiredCapabilities(ids ...contract.CapabilityID) Option {
 	return func(o *options) { o.RequiredCapabilities = append(o.RequiredCapabilities, ids...) }
+}
+
+// WithRequiredFamilies makes the given families of history shapes
+// required: a runtime refusing or declaring one of them as a limit fails
+// the check where the limit arose (projection), and leaving one out
+// (WithoutFamilies) fails projection too. It panics on a value that is not
+// one of gen.Families (use gen.ParseFamily on user input).
+func WithRequiredFamilies(fams ...gen.Family) Option {
+	for _, f := range fams {
+		if _, err := gen.ParseFamily(string(f)); err != nil {
+			panic("conformance.WithRequiredFamilies: " + err.Error())
+		}
+	}
+	return func(o *options) {
+		for _, f := range fams {
+			if !slices.Contains(o.RequiredFamilies, f) {
+				o.RequiredFamilies = append(o.RequiredFamilies, f)
+			}
+		}
+	}
 }
 
 // WithChecks makes RunChecks run only the checks with the given ids (in

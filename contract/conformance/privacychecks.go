@@ -36,12 +36,16 @@ func checkPrivacyProbes(ctx context.Context, s *Session) error {
 	return checkPrivacyProbesSeed(ctx, s, randomSeed(), privacyProbeCount)
 }
 
-// seed returns the run's seed, or a fresh random one.
+// seed returns the run's seed, or a fresh random one drawn once per run
+// of a check; the check's failure carries it (Result.Seed).
 func (e *env) seed() uint64 {
-	if e.opts.Seed != 0 {
-		return e.opts.Seed
+	if e.drawn == 0 {
+		e.drawn = e.opts.Seed
+		if e.drawn == 0 {
+			e.drawn = randomSeed()
+		}
 	}
-	return randomSeed()
+	return e.drawn
 }
 
 func privacyChecks() []Check {

@@ -389,3 +389,26 @@ func TestPrivacyEngineNamesTheDifferingPath(t *testing.T) {
 	}
 	checkCaught(t, r, 3, conformance.PrivacyEngineCount, "privacy-engine", []string{"exactly what the privacy engine gives"})
 }
+
+// A failed seeded check carries the seed it drew from, and WithSeed of that
+// seed fails it again, in exactly the same words; a pass and an unseeded
+// check carry none.
+func TestSeededFailureCarriesItsSeed(t *testing.T) {
+	check, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
+	f := leakyFactory(mutantEnforcement("replaces-fixed-probes-only"))
+	r := check.Run(ctx, f)
+	if r.Passed() || r.Seed == 0 {
+		t.Fatalf("privacy-probes on a leaking adapter: %s, seed %d; want a failure with its seed", r.Status, r.Seed)
+	}
+	again := check.Run(ctx, f, conformance.WithSeed(r.Seed))
+	if again.Seed != r.Seed || again.Failure == nil || *again.Failure != *r.Failure {
+		t.Fatalf("rerun with seed %#x: seed %#x, %+v; want the same failure %+v", r.Seed, again.Seed, again.Failure, r.Failure)
+	}
+	if pass := check.Run(ctx, reference.NewConformanceFactory()); !pass.Passed() || pass.Seed != 0 {
+		t.Fatalf("privacy-probes on the reference adapter: %s, seed %d; want a pass without a seed", pass.Status, pass.Seed)
+	}
+	lifecycle, _ := conformance.CheckByID(conformance.CaseLifecycle)
+	if r := lifecycle.Run(ctx, f); r.Seed != 0 {
+		t.Fatalf("an unseeded check carries seed %d", r.Seed)
+	}
+}

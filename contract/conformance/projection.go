@@ -4,87 +4,375 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
 )
 
+// isolationHistories is how many isolation histories — the shapes every
+// runtime holds plus one family alone — the kit draws for each refused
+// family; each must be refused for it.
+const isolationHistories = 3
+
+// isolationTries bounds the draws searched for isolation histories.
+const isolationTries = 4000
+
 // checkProjection hands the factory generated canonical histories (seeds
-// 1..n of the run's history generator) and checks each snapshot is their
-// faithful projection.
+// 1..n of the run's history generator, without the families left out or
+// declared) and checks each snapshot is their faithful projection, and
+// that the refusals keep the rules of a limit.
 func checkProjection(ctx context.Context, e *env) error {
 	n := e.opts.Histories
 	if n <= 0 {
 		return skip("no generated histories were asked for")
 	}
-	e.refused = refusals{}
+	p := &ProjectionRun{factory: e.factory, opts: e.opts}
+	defer func() { e.limits, e.note = p.limits, p.Note() }()
+	if err := p.start(ctx, e); err != nil {
+		return err
+	}
 	for seed := 1; seed <= n; seed++ {
 		fx := NewFixture()
-		fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, e.opts.LeftOut...).Example(seed)
-		err := projectOne(ctx, e, fx)
-		if reason, ok := refusalReason(err); ok {
-			if err := mayRefuse(fx.Messages, reason); err != nil {
-				return withNote(err, fmt.Sprintf("generated history seed %d, %s", seed, historyShape(fx.Messages)))
-			}
-			e.refused[reason]++
-			continue
-		}
-		if err != nil {
-			return withNote(err, fmt.Sprintf("generated history seed %d, %s", seed, historyShape(fx.Messages)))
+		msgs := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...).Example(seed)
+		if _, err := p.check(ctx, e, fmt.Sprintf("generated history seed %d", seed), msgs); err != nil {
+			return err
 		}
 	}
-	return e.refusalVerdict(n)
+	return p.verdict(ctx, e)
 }
 
-// refusalVerdict writes the projection check's note and fails it when the
-// factory refused more than half of the n generated histories.
-func (e *env) refusalVerdict(n int) error {
-	refused := e.refused.total()
-	e.note = fmt.Sprintf("%d generated histories: %d projected faithfully", n, n-refused)
-	if refused > 0 {
-		e.note += fmt.Sprintf(", %d refused: %s", refused, e.refused)
+// ProjectionRun is one run of the projection check over a series of
+// generated histories: it hands each to the factory, checks each snapshot
+// is the history's faithful projection (compared with the history the
+// instance holds, Instance.Held, whose holding differences it counts), and
+// keeps the rules of refusals across the series (see ErrUnrepresentable).
+// The projection check and the property spec of package spec are built on
+// it. It is not safe for concurrent use.
+type ProjectionRun struct {
+	factory  Factory
+	opts     *options
+	leftOut  []gen.Family // the families no history is drawn from
+	declared []gen.Family // the families the instance declared
+	events   []projected  // every drawn history, in order
+	drawn    int          // histories handed to Check
+	refused  int          // of which refused
+	isolated int          // isolation histories refused
+	limits   limitSet
+}
+
+// projected is the outcome for one drawn history.
+type projected struct {
+	where    string
+	families []gen.Family
+	refused  gen.Family // the family it was refused for; "" when projected
+}
+
+// NewProjectionRun starts a run of the projection check: it creates one
+// instance holding the conformance fixture to read the limits it declares
+// (Instance.Limits), which no history of the run may hold (see LeftOut).
+// The error is a *Failure (check "projection").
+func NewProjectionRun(ctx context.Context, factory Factory, opts ...Option) (*ProjectionRun, error) {
+	p := &ProjectionRun{factory: factory, opts: newOptions(opts)}
+	return p, p.do(ctx, func(ctx context.Context, e *env) error { return p.start(ctx, e) })
+}
+
+// LeftOut returns the families no history of the run may hold: those the
+// options leave out (WithoutFamilies) and those the instance declared.
+func (p *ProjectionRun) LeftOut() []gen.Family { return slices.Clone(p.leftOut) }
+
+// Check hands the factory one history of the run and checks the snapshot
+// is its faithful projection. It returns nil; a *Refusal (matching
+// ErrUnrepresentable) when the factory refused the history by the rules
+// one history can show; or a *Failure explaining the first difference, or
+// the broken rule of the refusal, as metadata only. Whether the refusals
+// keep the rules across the run is Verdict's to say.
+func (p *ProjectionRun) Check(ctx context.Context, messages []contract.Message) error {
+	var refusal *Refusal
+	err := p.do(ctx, func(ctx context.Context, e *env) error {
+		r, err := p.check(ctx, e, fmt.Sprintf("history #%d", p.drawn+1), messages)
+		refusal = r
+		return err
+	})
+	if err == nil && refusal != nil {
+		return refusal
 	}
-	if len(e.opts.LeftOut) > 0 {
-		names := make([]string, len(e.opts.LeftOut))
-		for i, f := range e.opts.LeftOut {
-			names[i] = string(f)
+	return err
+}
+
+// Verdict checks the rules of refusals across the run — a refused family
+// is refused in every history holding it and in isolation histories
+// drawn for it (from the run's seed), and at most half the histories are
+// refused — and returns nil or a *Failure. Call it once, after the last
+// Check.
+func (p *ProjectionRun) Verdict(ctx context.Context) error {
+	return p.do(ctx, func(ctx context.Context, e *env) error { return p.verdict(ctx, e) })
+}
+
+// Limits returns the limits the run found so far.
+func (p *ProjectionRun) Limits() []Limit { return p.limits.list() }
+
+// Note says what the run measured: how many histories were projected and
+// refused, for which families, and which families were left out.
+func (p *ProjectionRun) Note() string {
+	note := fmt.Sprintf("%d generated histories: %d projected faithfully", p.drawn, p.drawn-p.refused)
+	if p.refused > 0 {
+		var parts []string
+		for _, l := range p.limits.list() {
+			if l.Family != "" && l.Count > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", l.Count, l.Family))
+			}
 		}
-		e.note += "; families left out: " + strings.Join(names, ", ")
+		note += fmt.Sprintf(", %d refused: %s", p.refused, strings.Join(parts, ", "))
 	}
-	if 2*refused > n {
-		return broken("the runtime holds too few generated histories to check projection: a factory may refuse at most half of them as unrepresentable",
-			fmt.Sprintf("at most %d of %d generated histories refused", n/2, n), e.note)
+	if p.isolated > 0 {
+		note += fmt.Sprintf("; %d isolation histories refused", p.isolated)
+	}
+	var held []string
+	for _, l := range p.limits.list() {
+		if l.Holding != "" {
+			held = append(held, fmt.Sprintf("%d %s", l.Count, l.Holding))
+		}
+	}
+	if len(held) > 0 {
+		note += "; held differently: " + strings.Join(held, ", ")
+	}
+	if len(p.declared) > 0 {
+		note += "; declared limits: " + LimitNames(familyLimits(p.declared))
+	}
+	if len(p.opts.LeftOut) > 0 {
+		note += "; families left out: " + LimitNames(familyLimits(p.opts.LeftOut))
+	}
+	return note
+}
+
+func familyLimits(fs []gen.Family) []Limit {
+	out := make([]Limit, len(fs))
+	for i, f := range fs {
+		out[i] = Limit{Family: f}
+	}
+	return out
+}
+
+// do runs f as the projection check runs: guarded, every instance it
+// started closed; a failure is returned as a *Failure.
+func (p *ProjectionRun) do(ctx context.Context, f func(ctx context.Context, e *env) error) error {
+	c, _ := CheckByID(CheckProjection)
+	c.run = f
+	r := c.runIn(ctx, &env{factory: p.factory, opts: p.opts})
+	if r.Failure != nil {
+		return r.Failure
 	}
 	return nil
 }
 
-// mayRefuse returns nil when a runtime may refuse the history, and a
-// broken rule when the history holds none of the families of shapes a
-// runtime may be unable to represent (gen.Families): every runtime must
-// hold histories made only of the shapes the contract requires.
-func mayRefuse(msgs []contract.Message, reason string) error {
-	if len(gen.FamiliesOf(msgs)) > 0 {
-		return nil
+// start reads the limits an instance holding the conformance fixture
+// declares, and checks no required family is left out.
+func (p *ProjectionRun) start(ctx context.Context, e *env) error {
+	p.leftOut = slices.Clone(p.opts.LeftOut)
+	for _, f := range p.opts.LeftOut {
+		if slices.Contains(p.opts.RequiredFamilies, f) {
+			return broken(ruleRefusalRequired, fmt.Sprintf("histories of %s drawn (it is required)", f), fmt.Sprintf("%s is left out (WithoutFamilies)", f))
+		}
 	}
-	return broken("every runtime holds histories made only of the shapes the contract requires (text messages of every role, tool exchanges of one call and one result); a factory may refuse only a history holding a family of gen.Families",
-		"an instance holding the history", "refused as unrepresentable: "+q(reason))
+	s, err := e.start(ctx)
+	if err != nil {
+		return err
+	}
+	declared := slices.Clone(s.instance.Limits)
+	e.forget(s)
+	if err := s.Close(ctx); err != nil {
+		return failed("the instance must shut down and clean up without error", err)
+	}
+	for _, f := range declared {
+		if _, err := gen.ParseFamily(string(f)); err != nil || f == gen.FamilyLongHistory {
+			return broken(ruleDeclaredLimits, "declared limits of gen.Families, long-history not among them", "declared limit "+q(string(f)))
+		}
+		if slices.Contains(p.declared, f) {
+			continue
+		}
+		p.declared = append(p.declared, f)
+		p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+		if !slices.Contains(p.leftOut, f) {
+			p.leftOut = append(p.leftOut, f)
+		}
+	}
+	return requiredLimit(p.limits.list(), p.opts.RequiredFamilies)
 }
 
-// projectOne creates an instance holding fx and checks its snapshot. A
-// refusal of the history is returned as it is.
-func projectOne(ctx context.Context, e *env, fx Fixture) error {
+// check projects one drawn history, where naming it in failures. It
+// returns the refusal when the factory refused the history by the rules
+// one history can show.
+func (p *ProjectionRun) check(ctx context.Context, e *env, where string, msgs []contract.Message) (*Refusal, error) {
+	p.drawn++
+	where += ", " + historyShape(msgs)
+	fams := gen.FamiliesOf(msgs)
+	err := p.projectOne(ctx, e, msgs)
+	r, ok := refusalOf(err)
+	if !ok {
+		if err != nil {
+			return nil, withNote(err, where)
+		}
+		p.events = append(p.events, projected{where: where, families: fams})
+		return nil, nil
+	}
+	if err := checkRefusal(r, msgs); err != nil {
+		return nil, withNote(err, where)
+	}
+	p.refused++
+	p.events = append(p.events, projected{where: where, families: fams, refused: r.Family})
+	reason := "refused"
+	if r.Detail != "" {
+		reason += ": " + r.Detail
+	}
+	p.limits.add(Limit{Family: r.Family, Count: 1, Reason: reason})
+	return &r, nil
+}
+
+// verdict checks the rules of refusals across the run. A run that drew no
+// long history first checks one, drawn from the run's seed: a runtime's
+// limits on length must show in every run.
+func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
+	seed := e.seed()
+	if err := p.checkLong(ctx, e, seed); err != nil {
+		return err
+	}
+	var refusedFams []gen.Family
+	for _, ev := range p.events {
+		if ev.refused != "" && !slices.Contains(refusedFams, ev.refused) {
+			refusedFams = append(refusedFams, ev.refused)
+		}
+	}
+	for _, f := range refusedFams {
+		if err := p.consistent(f); err != nil {
+			return err
+		}
+	}
+	if 2*p.refused > p.drawn {
+		return broken(ruleRefusalBound, fmt.Sprintf("at most %d of %d generated histories refused", p.drawn/2, p.drawn),
+			fmt.Sprintf("%d refused", p.refused))
+	}
+	for _, f := range refusedFams {
+		if err := p.isolation(ctx, e, f, seed); err != nil {
+			return err
+		}
+	}
+	return requiredLimit(p.limits.list(), p.opts.RequiredFamilies)
+}
+
+// checkLong checks one long history drawn from seed, unless the run drew
+// one already or leaves long histories out.
+func (p *ProjectionRun) checkLong(ctx context.Context, e *env, seed uint64) error {
+	if slices.Contains(p.leftOut, gen.FamilyLongHistory) || slices.ContainsFunc(p.events, func(ev projected) bool {
+		return slices.Contains(ev.families, gen.FamilyLongHistory)
+	}) {
+		return nil
+	}
+	fx := NewFixture()
+	g := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...)
+	for k := 0; k < isolationTries; k++ {
+		s := isolationSeed(seed, gen.FamilyLongHistory, k)
+		if msgs := g.Example(s); slices.Contains(gen.FamiliesOf(msgs), gen.FamilyLongHistory) {
+			_, err := p.check(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
+			return err
+		}
+	}
+	return fmt.Errorf("conformance: no long history in %d draws from seed %d", isolationTries, seed)
+}
+
+// consistent returns a broken rule when a history holding the refused
+// family f was projected: before the first refusal of f, or after it.
+func (p *ProjectionRun) consistent(f gen.Family) error {
+	first := slices.IndexFunc(p.events, func(ev projected) bool { return ev.refused == f })
+	before, after := 0, -1
+	for i, ev := range p.events {
+		if ev.refused != "" || !slices.Contains(ev.families, f) {
+			continue
+		}
+		if i < first {
+			before++
+		} else if after < 0 {
+			after = i
+		}
+	}
+	expected := fmt.Sprintf("every generated history holding %s refused", f)
+	switch {
+	case before > 0:
+		return broken(ruleRefusalConsistent, expected, fmt.Sprintf("refused %s for one history after projecting %d others faithfully (%s)", f, before, p.events[first].where))
+	case after >= 0:
+		return broken(ruleRefusalConsistent, expected, fmt.Sprintf("projected a history holding %s faithfully after refusing %s (%s)", f, f, p.events[after].where))
+	}
+	return nil
+}
+
+// isolation draws the isolation histories of the refused family f from
+// seed and checks each is refused for f.
+func (p *ProjectionRun) isolation(ctx context.Context, e *env, f gen.Family, seed uint64) error {
+	fx := NewFixture()
+	others := slices.DeleteFunc(gen.Families(), func(g gen.Family) bool { return g == f })
+	g := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, others...)
+	found := 0
+	for k := 0; k < isolationTries && found < isolationHistories; k++ {
+		s := isolationSeed(seed, f, k)
+		msgs := g.Example(s)
+		if fams := gen.FamiliesOf(msgs); len(fams) != 1 || fams[0] != f {
+			continue
+		}
+		found++
+		where := fmt.Sprintf("isolation history of %s (run seed %d, draw %d), %s", f, seed, s, historyShape(msgs))
+		err := p.projectOne(ctx, e, msgs)
+		r, ok := refusalOf(err)
+		switch {
+		case !ok && err != nil:
+			return withNote(err, where)
+		case !ok:
+			return broken(ruleRefusalIsolation, fmt.Sprintf("the history holding %s alone refused for %s", f, f), where+": projected faithfully")
+		}
+		if err := checkRefusal(r, msgs); err != nil {
+			return withNote(err, where)
+		}
+		p.isolated++
+	}
+	if found < isolationHistories {
+		return fmt.Errorf("conformance: no %d isolation histories of %s in %d draws from seed %d", isolationHistories, f, isolationTries, seed)
+	}
+	return nil
+}
+
+// isolationSeed is the k-th draw's seed for the isolation histories of f:
+// a splitmix64 step of the run seed, the family and k, as a non-negative
+// int.
+func isolationSeed(seed uint64, f gen.Family, k int) int {
+	x := seed ^ uint64(slices.Index(gen.Families(), f)+1)<<40 ^ uint64(k)
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	x ^= x >> 31
+	return int(x >> 2)
+}
+
+// projectOne creates an instance holding msgs and checks its snapshot
+// with the history it holds, after judging how it holds it. A refusal of
+// the history is returned as it is.
+func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.Message) error {
+	fx := NewFixture()
+	fx.Messages = msgs
 	s, err := e.startWith(ctx, fx)
 	if err != nil {
 		return err
+	}
+	if s.heldErr != nil {
+		return s.heldErr
 	}
 	snap, err := s.Adapter().SnapshotHistory(ctx)
 	if err != nil {
 		return failed("SnapshotHistory must project any valid canonical history", err)
 	}
-	if err := checkSnapshot(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), fx.Messages); err != nil {
+	if err := checkSnapshot(&snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), s.fixture.Messages); err != nil {
 		return err
 	}
+	p.limits.addHolding(s.holding)
 	e.forget(s)
 	if err := s.Close(ctx); err != nil {
 		return failed("the instance must shut down and clean up without error", err)
@@ -111,35 +399,15 @@ func withNote(err error, where string) error {
 // CheckHistory creates an instance holding the canonical history
 // messages (with the conformance fixture's runtime, session and model),
 // snapshots it and checks the snapshot is its faithful projection. It
-// returns nil; an error wrapping ErrUnrepresentable, with the factory's
-// reason, when the factory refused the history; or a *Failure (check
-// "projection") explaining the first difference as metadata only. The
-// property spec of package spec calls it for every history rapid draws.
+// returns nil; a *Refusal (matching ErrUnrepresentable) when the factory
+// refused the history by the rules one history can show; or a *Failure
+// (check "projection") explaining the first difference as metadata only.
+// It judges one history alone; ProjectionRun also keeps the rules of
+// refusals across a series. Fuzz in package spec calls it for every
+// history the fuzzer draws.
 func CheckHistory(ctx context.Context, factory Factory, messages []contract.Message, opts ...Option) error {
-	c, _ := CheckByID(CheckProjection)
-	e := &env{factory: factory, opts: newOptions(opts)}
-	fx := NewFixture()
-	fx.Messages = messages
-	refused := ""
-	c.run = func(ctx context.Context, e *env) error {
-		err := projectOne(ctx, e, fx)
-		if reason, ok := refusalReason(err); ok {
-			if err := mayRefuse(messages, reason); err != nil {
-				return withNote(err, "history "+historyShape(messages))
-			}
-			refused = reason
-			return nil
-		}
-		return withNote(err, "history "+historyShape(messages))
-	}
-	r := c.runIn(ctx, e)
-	switch {
-	case r.Failure != nil:
-		return r.Failure
-	case refused != "":
-		return Unrepresentable(refused)
-	}
-	return nil
+	p := &ProjectionRun{factory: factory, opts: newOptions(opts)}
+	return p.Check(ctx, messages)
 }
 
 // CompareSnapshot returns nil when snap is the faithful projection of the

@@ -20,9 +20,10 @@ type env struct {
 	opts     *options
 	sessions []*Session
 	note     string
-	refused  refusals // generated histories the factory refused
+	limits   limitSet // the limits the check found
 	report   *Report  // set by the in-order check
 	created  int      // instances the factory created
+	drawn    uint64   // the seed the check drew its random input from (see seed)
 }
 
 // start creates a fresh instance holding the conformance fixture.
@@ -34,7 +35,7 @@ func (e *env) start(ctx context.Context) (*Session, error) {
 // factory may refuse it as unrepresentable (see generated).
 func (e *env) startWith(ctx context.Context, fixture Fixture) (*Session, error) {
 	s, err := start(ctx, e.factory, Setup{Fixture: fixture}, e.opts)
-	if _, ok := refusalReason(err); ok {
+	if _, ok := refusalOf(err); ok {
 		return nil, err
 	}
 	return e.track(s, err)
@@ -48,13 +49,13 @@ func (e *env) startKV(ctx context.Context, port localkv.RuntimePort) (*Session, 
 // track records a session the check started. A factory error is the
 // check's error; refusing the conformance fixture is a broken rule.
 func (e *env) track(s *Session, err error) (*Session, error) {
-	if reason, ok := refusalReason(err); ok {
-		return nil, broken("every runtime holds the conformance fixture: a factory may refuse generated histories only",
-			"an instance holding the conformance fixture", "refused as unrepresentable: "+q(reason))
+	if r, ok := refusalOf(err); ok {
+		return nil, broken(ruleRefusalFixture, "an instance holding the conformance fixture", r.describe())
 	}
 	if err != nil {
 		return nil, failed("the factory must create an instance from the fixture", err)
 	}
+	s.limits = &e.limits
 	e.sessions = append(e.sessions, s)
 	e.created++
 	return s, nil
@@ -94,6 +95,10 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 			err = failed("the instance must shut down and clean up without error", closeErr)
 		}
 	}
+	limits := e.limits.list()
+	if err == nil {
+		err = requiredLimit(limits, e.opts.RequiredFamilies)
+	}
 	status, f, reason := result(c.ID, err)
 	r := Result{ID: c.ID, Kind: c.Kind, Capability: c.Capability, Status: status, Failure: f, SkipReason: reason}
 	if status == StatusSkip && slices.Contains(e.opts.RequiredCapabilities, c.Capability) {
@@ -103,11 +108,12 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 			Expected: fmt.Sprintf("capability %q declared supported (it is required)", c.Capability),
 			Actual:   "skipped: " + reason}
 	}
-	if status == StatusPass || len(e.refused) > 0 {
+	if status == StatusPass || len(limits) > 0 {
 		r.Note = e.note
 	}
-	if len(e.refused) > 0 {
-		r.Refusals = e.refused
+	r.Limits = limits
+	if r.Failure != nil {
+		r.Seed = e.drawn
 	}
 	r.Duration = time.Since(t0)
 	return r
@@ -138,6 +144,12 @@ type RunReport struct {
 	// LeftOut lists the families of history shapes the projection check
 	// did not draw (WithoutFamilies).
 	LeftOut []gen.Family `json:"leftOut,omitempty"`
+	// Limits lists the limits of the run, part of its verdict: the
+	// families the runtime refused or declared, and the holding
+	// differences of the histories it holds (one entry per name, with the
+	// largest count a check reports). A run with limits passes unless a
+	// limit's family is required (WithRequiredFamilies).
+	Limits []Limit `json:"limits,omitempty"`
 	// Duration is how long the run took.
 	Duration time.Duration `json:"-"`
 }
@@ -176,7 +188,9 @@ func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	}
 	for _, c := range checks {
 		e := &env{factory: factory, opts: o}
-		rep.Checks = append(rep.Checks, c.runIn(ctx, e))
+		r := c.runIn(ctx, e)
+		rep.Checks = append(rep.Checks, r)
+		rep.Limits = mergeLimits(rep.Limits, r.Limits)
 		rep.Instances += e.created
 		if e.report != nil {
 			rep.Conformance = e.report

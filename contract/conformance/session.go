@@ -24,6 +24,7 @@ type Session struct {
 	adapter   *boundedAdapter
 	baseline  *contract.HistorySnapshot
 	closed    bool
+	held      // the holding differences of the instance's held history
 }
 
 // Start creates an instance from factory with the conformance fixture
@@ -41,11 +42,15 @@ func StartWith(ctx context.Context, factory Factory, fixture Fixture, opts ...Op
 	return start(ctx, factory, Setup{Fixture: fixture}, newOptions(opts))
 }
 
-// start creates an instance from factory with setup and a new
-// RecordingTransport as setup.Transport.
+// start creates an instance from factory with setup, and a new
+// RecordingTransport as setup.Transport unless setup names one (then
+// Session.Transport is nil).
 func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Session, err error) {
-	transport := NewRecordingTransport()
-	setup.Transport = transport
+	var transport *RecordingTransport
+	if setup.Transport == nil {
+		transport = NewRecordingTransport()
+		setup.Transport = transport
+	}
 	setup.TB = o.tb
 	// The factory gets a copy: an adapter that edits the history it was
 	// given must not edit what the checks compare its snapshots with.
@@ -75,14 +80,18 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	if inst.Adapter == nil {
 		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.CallTimeout))
 	}
-	return &Session{fixture: fixture, transport: transport, instance: inst,
-		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}, nil
+	s = &Session{fixture: fixture, transport: transport, instance: inst,
+		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}
+	s.hold(inst.Held)
+	return s, nil
 }
 
 // Adapter returns the adapter under test; every call is bounded.
 func (s *Session) Adapter() contract.Adapter { return s.adapter }
 
-// Fixture returns a copy of the fixture the instance was created from.
+// Fixture returns a copy of the fixture the instance was created from,
+// holding the history as the instance holds it (Instance.Held, when the
+// factory reports one).
 func (s *Session) Fixture() Fixture { return s.fixture.clone() }
 
 // Transport returns the transport injected into the adapter.

@@ -117,6 +117,7 @@ func checkAppended(method string, snap *contract.HistorySnapshot, s *Session, be
 			fmt.Sprintf("%d messages ending with %s", len(want), q(last.ID)), fmt.Sprintf("%d messages, ids %s", n, qs(messageIDs(snap.Messages))))
 	}
 	fx := s.Fixture()
+	want = s.asHeld(want, snap.Messages, len(fx.Messages))
 	if err := checkSnapshot(snap, fx.RuntimeID, fx.SessionID, s.ExpectedProjectRoot(), want); err != nil {
 		return withNote(err, method+" after an append")
 	}

@@ -24,6 +24,16 @@
 //     validation codes it must produce.
 //   - Declaration(s) and Request(s) draw capability declarations and requests,
 //     malformed ones, duplicates and unknown ids included.
+//   - AppendedMessages and RewrittenMessage draw what a runtime writes to a
+//     history over time: messages of every block type, tool exchanges, dated
+//     out of order, large; one message changed in place. The history stays
+//     valid.
+//   - Payload, EmbeddingTexts, Provider, Identifier and ModelDescriptor draw
+//     the inputs of an adapter's other methods: payloads up to a mebibyte and
+//     values that are not objects, batches of hundreds of texts, provider
+//     names and look-alikes, ids with combining marks and compatibility
+//     characters, model descriptors with every optional member. Size draws
+//     sizes across orders of magnitude.
 //
 // Generators are built from small independent steps, so rapid shrinks a
 // failing case to a short history that still shows the failure, and every

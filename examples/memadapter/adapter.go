@@ -80,6 +80,7 @@ func New(opts Options) (*Adapter, error) {
 		records[i] = b
 	}
 	opts.Messages = nil
+	opts.Model = contract.CloneModel(opts.Model) // the caller's stays the caller's
 	a := &Adapter{opts: opts, records: records}
 	if opts.Embeddings {
 		a.port = hashEmbedder{}
@@ -212,18 +213,14 @@ func (a *Adapter) RebuildDerivedState(context.Context) (contract.HistorySnapshot
 	return s, err
 }
 
-// CurrentModel returns the configured model, or nil.
+// CurrentModel returns a deep copy of the configured model, or nil.
 func (a *Adapter) CurrentModel(context.Context) (*contract.ModelDescriptor, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.shut {
 		return nil, ErrClosed
 	}
-	if a.opts.Model == nil {
-		return nil, nil
-	}
-	m := *a.opts.Model
-	return &m, nil
+	return contract.CloneModel(a.opts.Model), nil
 }
 
 // TrustedProjectRoot returns the configured canonical project root.

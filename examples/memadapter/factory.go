@@ -13,8 +13,9 @@ import (
 // ConformanceFactory returns the factory the conformance suite runs: each
 // instance gets its own canonical temporary project root, removed by the
 // instance's cleanup. With embeddings set, instances expose an embedding port.
-// Each instance's Source appends to and corrupts the adapter's canonical
-// history, for the suite's source checks.
+// Each instance's Source appends to, rewrites messages of (it is a
+// conformance.SourceRewriter) and corrupts the adapter's canonical history,
+// for the suite's source checks and its model check.
 func ConformanceFactory(embeddings bool) conformance.Factory {
 	return conformance.NewFactory(Name, func(_ context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		dir, err := os.MkdirTemp("", "memadapter-*")

@@ -9,8 +9,14 @@
 //
 // With --embeddings every instance also has a deterministic local embedding
 // port (SHA-256 digests), declared at create and reached by embed requests.
-// With --refuse multi-result it refuses, as unrepresentable, a history
-// holding a tool message with two or more results. With
+// With --refuse FAMILY it refuses, as unrepresentable for that family, a
+// history holding it (multi-result: a tool message with two or more
+// results); with --declare FAMILY it declares the family a limit up front.
+// With --provenance pi-session it holds every message under that provenance
+// source, and with --drop-unknown without unknown members, as a runtime
+// storing a history in its own form does; it reports the history it holds
+// at create. --defect upper-text holds text upper-cased while reporting
+// only the differences above: a defect the kit must still find. With
 // --sanitize-vectors FILE it serves no bridge and prints the sanitiser's
 // result for each vector of FILE.
 
@@ -27,9 +33,24 @@ const CAPABILITY_IDS = ["compaction", "provider-continuation", "embeddings", "lo
 const MAX_DIAGNOSTICS = 100;
 const ARGS = process.argv.slice(2);
 const EMBEDDINGS = ARGS.includes("--embeddings");
-// --refuse multi-result: the runtime cannot hold a tool message carrying two
-// or more tool results, and refuses such a history at create.
-const REFUSE_MULTI_RESULT = ARGS.some((a, i) => a === "--refuse" && ARGS[i + 1] === "multi-result");
+// The value after each occurrence of flag.
+const values = (flag) => ARGS.flatMap((a, i) => (a === flag && i + 1 < ARGS.length ? [ARGS[i + 1]] : []));
+// --refuse FAMILY: the runtime cannot hold a history of that family (for
+// example multi-result, a tool message carrying two or more tool results),
+// and refuses such a history at create.
+const REFUSE = values("--refuse");
+// --declare FAMILY: the runtime declares the family a limit at create, and
+// is handed no history of it.
+const DECLARE = values("--declare");
+// --provenance pi-session and --drop-unknown: the runtime holds a history
+// in its own form (every message under its provenance source, without
+// unknown members) and reports it at create as the history it holds.
+const PROVENANCE = values("--provenance")[0];
+const DROP_UNKNOWN = ARGS.includes("--drop-unknown");
+// --defect upper-text: text blocks are held upper-cased, a content defect
+// no holding difference covers.
+const UPPER_TEXT = values("--defect").includes("upper-text");
+const HOLDS_OWN_FORM = PROVENANCE !== undefined || DROP_UNKNOWN || UPPER_TEXT;
 // --sanitize-vectors FILE: sanitise each vector's payload and print the results.
 const VECTORS_FILE = ARGS.includes("--sanitize-vectors") ? ARGS[ARGS.indexOf("--sanitize-vectors") + 1] : undefined;
 // The embedding port: its identity, and the most texts one embed request
@@ -39,9 +60,10 @@ const EMBEDDING_PORT = { provider: "node-example-adapter", model: "sha256-16", d
 // ---- protocol -------------------------------------------------------------
 
 class AdapterError extends Error {
-  constructor(code, message) {
+  constructor(code, message, family) {
     super(message);
     this.code = code;
+    this.family = family;
   }
 }
 
@@ -73,7 +95,9 @@ async function dispatch(msg, signal) {
   } catch (err) {
     const code = err instanceof AdapterError ? err.code : "adapter-panicked";
     const message = err instanceof AdapterError ? err.message : `${msg.method} failed unexpectedly`;
-    send({ id: msg.id, error: { code, message } });
+    const error = { code, message };
+    if (err instanceof AdapterError && err.family) error.family = err.family;
+    send({ id: msg.id, error });
   } finally {
     inflight.delete(msg.id);
   }
@@ -155,14 +179,21 @@ async function handle(method, params, id, signal) {
     case "create": {
       const fx = params.fixture;
       if (!fx || !Array.isArray(fx.messages)) throw new AdapterError("invalid-params", "create needs a fixture");
-      if (REFUSE_MULTI_RESULT && fx.messages.some(multiResult)) throw new AdapterError("unrepresentable", "tool message with two results");
+      const held = familiesOf(fx.messages);
+      const refused = REFUSE.find((f) => held.includes(f));
+      if (refused !== undefined) {
+        throw new AdapterError("unrepresentable", refused === "multi-result" ? "tool message with two results" : "", refused);
+      }
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "node-adapter-")));
       const id = `node-${++nextInstance}`;
+      const store = fx.messages.map((m) => JSON.stringify(ownForm(m)));
       instances.set(id, {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
-        store: fx.messages.map((m) => JSON.stringify(m)), closed: false, diagnostics: [], cache: null,
+        store, closed: false, diagnostics: [], cache: null,
       });
-      const result = { instance: id, expectedProjectRoot: dir, source: true, privacyConfig: PRIVACY_CONFIG };
+      const result = { instance: id, expectedProjectRoot: dir, source: true, sourceRewrite: true, privacyConfig: PRIVACY_CONFIG };
+      if (DECLARE.length > 0) result.limits = DECLARE;
+      if (HOLDS_OWN_FORM) result.held = store.map((r) => JSON.parse(r));
       if (EMBEDDINGS) result.embeddingPort = EMBEDDING_PORT;
       return result;
     }
@@ -218,7 +249,23 @@ async function handle(method, params, id, signal) {
       const inst = open(params);
       const m = params.message;
       if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceAppend needs a message");
-      inst.store.push(JSON.stringify(m));
+      inst.store.push(JSON.stringify(ownForm(m)));
+      inst.cache = null;
+      return null;
+    }
+    case "sourceRewrite": {
+      const inst = open(params);
+      const m = params.message;
+      if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceRewrite needs a message");
+      const at = inst.store.findIndex((rec) => {
+        try {
+          return JSON.parse(rec).id === m.id;
+        } catch {
+          return false;
+        }
+      });
+      if (at < 0) throw new AdapterError("adapter-error", "no stored message has the id of the rewrite");
+      inst.store[at] = JSON.stringify(ownForm(m));
       inst.cache = null;
       return null;
     }
@@ -394,13 +441,6 @@ function snapshot(inst, rebuild) {
     projectRoot: inst.dir, messages, toolAtomicGroups: buildToolAtomicGroups(messages),
   };
   return inst.cache;
-}
-
-// multiResult reports whether a message (a tool message) carries two or
-// more tool results.
-function multiResult(m) {
-  return m !== null && typeof m === "object" && Array.isArray(m.blocks) &&
-    m.blocks.filter((b) => b && b.type === "toolResult").length >= 2;
 }
 
 // buildToolAtomicGroups joins every tool call with its results (and calls
@@ -730,4 +770,75 @@ if (VECTORS_FILE !== undefined) {
     const { config, provider, payload } = v.input;
     process.stdout.write(JSON.stringify({ name: v.name, output: sanitizePayload(config, provider, payload) }) + "\n");
   }
+}
+
+// ---- the runtime's own form -------------------------------------------------
+
+// The members the contract defines, for each object of a message.
+const MESSAGE_MEMBERS = ["id", "sourceEntryId", "role", "blocks", "createdAt", "provider", "model", "provenance", "tokenEstimate", "flags"];
+const PROVENANCE_MEMBERS = ["source", "sessionId", "entryId", "originalRole", "runtimeId"];
+const FLAG_MEMBERS = ["pinned", "atomic", "localOnly", "synthetic"];
+const BLOCK_MEMBERS = {
+  text: ["text"], thinking: ["thinking"], toolCall: ["id", "name", "arguments"],
+  toolResult: ["toolCallId", "toolName", "content", "isError"], image: ["mimeType", "data"],
+  fileReference: ["path"], artifactReference: ["artifactId"], summaryReference: ["summaryId"],
+  opaqueProvider: ["originalType", "value"],
+};
+
+// known keeps the members of obj named in members, in obj's order.
+function known(obj, members) {
+  return Object.fromEntries(Object.entries(obj).filter(([k]) => members.includes(k)));
+}
+
+// ownForm is a message as this runtime holds it under the flags of its
+// profile; without them, the message itself.
+function ownForm(m) {
+  if (!HOLDS_OWN_FORM) return m;
+  let out = structuredClone(m);
+  if (DROP_UNKNOWN) {
+    out = known(out, MESSAGE_MEMBERS);
+    if (out.provenance) out.provenance = known(out.provenance, PROVENANCE_MEMBERS);
+    if (out.flags) out.flags = known(out.flags, FLAG_MEMBERS);
+    if (Array.isArray(out.blocks)) out.blocks = out.blocks.map((b) => ({ type: b.type, ...known(b, BLOCK_MEMBERS[b.type] ?? []) }));
+  }
+  if (PROVENANCE !== undefined && out.provenance) out.provenance.source = PROVENANCE;
+  if (UPPER_TEXT && Array.isArray(out.blocks)) {
+    for (const b of out.blocks) if (b.type === "text" && typeof b.text === "string") b.text = b.text.toUpperCase();
+  }
+  return out;
+}
+
+// familiesOf names the families of history shapes (gen.Families) msgs
+// holds, as the kit's FamiliesOf does.
+function familiesOf(msgs) {
+  const set = new Set();
+  const calls = new Set();
+  const results = new Map();
+  const extra = (obj, members) => obj && Object.keys(obj).some((k) => !members.includes(k));
+  const reference = { thinking: "thinking", image: "image", fileReference: "file-reference", artifactReference: "artifact-reference", summaryReference: "summary-reference", opaqueProvider: "opaque-provider" };
+  for (const m of msgs) {
+    if (m.provenance?.source === "pi-session") set.add("pi-session");
+    if (extra(m, MESSAGE_MEMBERS) || extra(m.provenance, PROVENANCE_MEMBERS) || extra(m.flags, FLAG_MEMBERS)) set.add("unknown-members");
+    let nCalls = 0, nResults = 0, other = 0;
+    for (const b of m.blocks ?? []) {
+      if (extra(b, ["type", ...(BLOCK_MEMBERS[b.type] ?? [])])) set.add("unknown-members");
+      if (b.type === "toolCall") {
+        nCalls++;
+        calls.add(b.id);
+      } else if (b.type === "toolResult") {
+        nResults++;
+        results.set(b.toolCallId, (results.get(b.toolCallId) ?? 0) + 1);
+      } else {
+        other++;
+        if (reference[b.type]) set.add(reference[b.type]);
+      }
+    }
+    if (nCalls > 1) set.add("parallel-batch");
+    if (nResults > 1) set.add("multi-result");
+    if (nResults > 0 && other > 0) set.add("result-with-text");
+  }
+  if ([...calls].some((id) => !results.has(id))) set.add("live-call");
+  if ([...results.values()].some((n) => n > 1)) set.add("repeated-result");
+  if (msgs.length >= 100) set.add("long-history");
+  return [...set];
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 const refusalReason = "tool message with two results"
@@ -34,22 +35,23 @@ func runProjection(t *testing.T, args ...string) conformance.Result {
 }
 
 // With --refuse multi-result the adapter refuses every generated history
-// holding a tool message with two results; the projection check counts the
-// refusals by their reason, shows them in its note, and still passes, since
-// fewer than half of the histories were refused.
+// holding a tool message with two results, for that family; the projection
+// check counts the refusals as a limit, checks the isolation histories of
+// multi-result are refused too, and passes, since fewer than half of the
+// histories were refused.
 func TestNodeAdapterRefusalsAreCounted(t *testing.T) {
 	r := runProjection(t, "--refuse", "multi-result")
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("projection %s: %+v", r.Status, r.Failure)
 	}
-	n := r.Refusals[refusalReason]
-	if n == 0 || len(r.Refusals) != 1 {
-		t.Fatalf("refusals %v, want some for %q only", r.Refusals, refusalReason)
+	if len(r.Limits) != 1 || r.Limits[0].Family != gen.FamilyMultiResult || r.Limits[0].Reason != "refused: "+refusalReason {
+		t.Fatalf("limits %+v, want multi-result refused: %s", r.Limits, refusalReason)
 	}
-	if 2*n > 40 {
-		t.Fatalf("%d of 40 histories refused, want at most half", n)
+	n := r.Limits[0].Count
+	if n == 0 || 2*n > 40 {
+		t.Fatalf("%d of 40 histories refused, want some, at most half", n)
 	}
-	want := fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d %s", 40-n, n, n, refusalReason)
+	want := fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d multi-result; 3 isolation histories refused", 40-n, n, n)
 	if r.Note != want {
 		t.Fatalf("note %q, want %q", r.Note, want)
 	}
@@ -61,8 +63,8 @@ func TestNodeAdapterRefusesNothingByDefault(t *testing.T) {
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("projection %s: %+v", r.Status, r.Failure)
 	}
-	if len(r.Refusals) != 0 || strings.Contains(r.Note, "refused") {
-		t.Fatalf("refusals %v, note %q: want none", r.Refusals, r.Note)
+	if len(r.Limits) != 0 || strings.Contains(r.Note, "refused") {
+		t.Fatalf("limits %v, note %q: want none", r.Limits, r.Note)
 	}
 	if r.Note != "40 generated histories: 40 projected faithfully" {
 		t.Fatalf("note %q", r.Note)

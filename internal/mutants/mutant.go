@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 )
 
@@ -42,6 +43,11 @@ type Mutant struct {
 	// instance, when set, changes the instance the base factory created
 	// (after wrap).
 	instance func(inst *conformance.Instance) error
+	// holds makes the instance report, as the history it holds, the
+	// setup's history as before left it (see refuse.go).
+	holds bool
+	// limits are the limits the instance declares.
+	limits []gen.Family
 }
 
 // env is what a mutant may use besides the adapter it wraps.
@@ -99,6 +105,10 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 			return inst, err
 		}
 		inst.Adapter = m.wrap(inst.Adapter, e)
+		if m.holds {
+			inst.Held = contract.CloneMessages(setup.Fixture.Messages)
+		}
+		inst.Limits = m.limits
 		if m.instance != nil {
 			if err := m.instance(&inst); err != nil {
 				return inst, err

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/ds4context/adapterkit/cli"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
@@ -102,6 +104,50 @@ const (
 	shards   = 4
 )
 
+// everyFaceEnv, set to 1, makes the Ginkgo suite run on every mutant, not
+// only on suiteSample's (the CI script sets it). The catalogue and the CLI
+// run every mutant whatever it says.
+const everyFaceEnv = "ADAPTERKIT_MUTANTS_EVERY_FACE"
+
+// suiteMutants returns the mutants the Ginkgo suite runs on: every one
+// under everyFaceEnv=1, suiteSample otherwise.
+func suiteMutants() []mutants.Mutant {
+	if os.Getenv(everyFaceEnv) == "1" {
+		return mutants.Catalogue()
+	}
+	return suiteSample()
+}
+
+// suiteSample is the mutants the Ginkgo suite runs on by default: for each
+// check, the first mutant of the catalogue that fails it, so that every
+// spec's failure is seen at least once; every mutant that must pass; and
+// every mutant with a real data race, which under the race detector only
+// the suite's child processes run. TestCLIKillsEveryMutant runs the whole
+// catalogue of checks on every mutant, which is what the suite's specs
+// run, one check each.
+func suiteSample() []mutants.Mutant {
+	var out []mutants.Mutant
+	chosen := map[string]bool{}
+	add := func(m mutants.Mutant) {
+		if !chosen[m.Name] {
+			chosen[m.Name] = true
+			out = append(out, m)
+		}
+	}
+	all := mutants.Catalogue()
+	for _, c := range conformance.Checks() {
+		if i := slices.IndexFunc(all, func(m mutants.Mutant) bool { return slices.Contains(m.Fails, c.ID) }); i >= 0 {
+			add(all[i])
+		}
+	}
+	for _, m := range all {
+		if len(m.Fails) == 0 || m.Races {
+			add(m)
+		}
+	}
+	return out
+}
+
 // TestMutantSuite is the Ginkgo suite the mutant test runs in child
 // processes, one per shard: the suite embedded once per mutant (and once
 // for the correct adapter), which is also what makes Describe's repeated
@@ -114,7 +160,7 @@ func TestMutantSuite(t *testing.T) {
 	if shard == 0 {
 		spec.Describe(base(), conformance.WithName(correctName), conformance.WithSeed(seed))
 	}
-	for i, m := range mutants.Catalogue() {
+	for i, m := range suiteMutants() {
 		if i%shards == shard {
 			spec.Describe(m.Factory(base()), conformance.WithName("mutant "+m.Name), conformance.WithSeed(seed))
 		}
@@ -128,6 +174,10 @@ func specKey(r types.SpecReport) string {
 	id, _, _ := strings.Cut(r.LeafNodeText, ":")
 	return id
 }
+
+// childDeadline bounds one shard of the suite, every mutant included, on a
+// loaded machine.
+const childDeadline = 8 * time.Minute
 
 func runShards(t *testing.T) []types.SpecReport {
 	dir := t.TempDir()
@@ -147,8 +197,12 @@ func runShards(t *testing.T) []types.SpecReport {
 			}
 			// No rapid fail files in the tree; shrinking is capped because
 			// how short the failing history gets does not matter here.
-			cmd := exec.Command(os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
-			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
+			ctx, cancel := context.WithTimeout(t.Context(), childDeadline)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
+			cmd.WaitDelay = time.Second
+			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), everyFaceEnv+"="+os.Getenv(everyFaceEnv),
+				"RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run() // the child fails: its mutants must
@@ -194,6 +248,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	}
 	failed := map[string][]string{}
 	ran := map[string]int{}
+	limits := map[string]bool{}
 	for _, r := range runShards(t) {
 		if r.LeafNodeType != types.NodeTypeIt {
 			continue
@@ -210,6 +265,11 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 				t.Errorf("%s: the failure of %s does not name the rule and how to rerun it:\n%s", name, specKey(r), msg)
 			}
 		}
+		if specKey(r) == conformance.CheckProjection && (name == "mutant refuses-multi-result-tool-messages" || name == "mutant holds-histories-like-pi") {
+			limits[name] = slices.ContainsFunc(r.ReportEntries, func(e types.ReportEntry) bool {
+				return e.Name == "conformance limits" && strings.Contains(e.Value.String(), map[bool]string{true: "multi-result: ", false: "provenance-source: "}[strings.Contains(name, "multi-result")])
+			})
+		}
 		if name == correctName && specKey(r) == conformance.CheckEmbeddingPort &&
 			(r.State != types.SpecStateSkipped || !strings.Contains(r.Failure.Message, "does not declare the embeddings capability")) {
 			t.Errorf("the correct adapter without a port: embedding-port spec %s (%q), want skipped saying why", r.State, r.Failure.Message)
@@ -218,8 +278,13 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	if ran[correctName] == 0 || len(failed[correctName]) > 0 {
 		t.Fatalf("correct adapter: %d specs ran, failed %q; want none failed", ran[correctName], failed[correctName])
 	}
+	for _, name := range []string{"mutant refuses-multi-result-tool-messages", "mutant holds-histories-like-pi"} {
+		if !limits[name] {
+			t.Errorf("%s: the projection spec reports no limits entry", name)
+		}
+	}
 	killed := 0
-	for _, m := range mutants.Catalogue() {
+	for _, m := range suiteMutants() {
 		name := "mutant " + m.Name
 		got, want := slices.Sorted(slices.Values(failed[name])), slices.Sorted(slices.Values(m.Fails))
 		if ran[name] == 0 {
@@ -232,7 +297,8 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 		}
 		killed++
 	}
-	t.Logf("Ginkgo suite: killed %d of %d mutants, each in exactly the specs checking its rule", killed, len(mutants.Catalogue()))
+	t.Logf("Ginkgo suite: killed %d of %d mutants (%d in the catalogue; %s=1 runs every one), each in exactly the specs checking its rule",
+		killed, len(suiteMutants()), len(mutants.Catalogue()), everyFaceEnv)
 }
 
 // TestCLIKillsEveryMutant runs the whole catalogue through the CLI, in
@@ -243,59 +309,77 @@ func TestCLIKillsEveryMutant(t *testing.T) {
 	killed := 0
 	var mu sync.Mutex
 	t.Run("all", func(t *testing.T) {
-		for _, m := range mutants.Catalogue() {
-			t.Run(m.Name, func(t *testing.T) {
-				if m.Races && raceDetector {
-					t.Skip("a real data race: the race detector would fail this process (the Ginkgo suite's child processes run it)")
+		// A run of the catalogue waits on its bounds and on goroutines as
+		// much as it computes: more runs at once than -parallel allows.
+		todo := make(chan mutants.Mutant)
+		var wg sync.WaitGroup
+		for range cliWorkers {
+			wg.Go(func() {
+				for m := range todo {
+					t.Run(m.Name, func(t *testing.T) { cliKills(t, m, &mu, &killed) })
 				}
-				t.Parallel()
-				file := filepath.Join(t.TempDir(), "report.json")
-				var out bytes.Buffer
-				code := cli.Run(context.Background(), []string{"--report", file, "--seed", mutantSeed}, m.Factory(base()), &out, &out)
-				b, err := os.ReadFile(file)
-				if err != nil {
-					t.Fatalf("exit %d, no report: %v\n%s", code, err, out.String())
-				}
-				var rep conformance.RunReport
-				if err := json.Unmarshal(b, &rep); err != nil {
-					t.Fatal(err)
-				}
-				if conformance.ContainsProbe(b) || conformance.ContainsProbe(out.Bytes()) {
-					t.Fatal("the report or the table holds a probe")
-				}
-				var failed []string
-				for _, c := range rep.Checks {
-					if !c.Passed() {
-						failed = append(failed, c.ID)
-					}
-				}
-				if got, want := slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
-					t.Fatalf("failed checks %q, want %q\n%s", got, want, out.String())
-				}
-				if wantCode := map[bool]int{true: 1, false: 0}[len(m.Fails) > 0]; code != wantCode || rep.Passed != (wantCode == 0) {
-					t.Fatalf("exit %d, report passed %t; want %d", code, rep.Passed, wantCode)
-				}
-				for _, c := range rep.Checks {
-					if c.ID == conformance.CheckProjection && m.Name == "refuses-multi-result-tool-messages" &&
-						(c.Refusals["tool message with two results"] == 0 || !strings.Contains(c.Note, "refused: ")) {
-						t.Fatalf("the projection row does not show the refusals: %+v", c)
-					}
-				}
-				switch {
-				case m.RunnerErr != nil:
-					if rep.Conformance != nil {
-						t.Fatalf("the report holds a seven-case report although Run returns %v", m.RunnerErr)
-					}
-				case rep.Conformance == nil:
-					t.Fatal("the report holds no seven-case report")
-				case !slices.Equal(failedCases(*rep.Conformance), m.RunnerFails()):
-					t.Fatalf("seven-case report fails %q, want %q", failedCases(*rep.Conformance), m.RunnerFails())
-				}
-				mu.Lock()
-				killed++
-				mu.Unlock()
 			})
 		}
+		for _, m := range mutants.Catalogue() {
+			todo <- m
+		}
+		close(todo)
+		wg.Wait()
 	})
 	t.Logf("CLI: killed %d of %d mutants, each in exactly the checks of its rule", killed, len(mutants.Catalogue()))
+}
+
+// cliWorkers is how many mutants TestCLIKillsEveryMutant runs at once.
+const cliWorkers = 4
+
+// cliKills runs the whole catalogue through the CLI on one mutant.
+func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
+	if m.Races && raceDetector {
+		t.Skip("a real data race: the race detector would fail this process (the Ginkgo suite's child processes run it)")
+	}
+	file := filepath.Join(t.TempDir(), "report.json")
+	var out bytes.Buffer
+	code := cli.Run(context.Background(), []string{"--report", file, "--seed", mutantSeed}, m.Factory(base()), &out, &out)
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("exit %d, no report: %v\n%s", code, err, out.String())
+	}
+	var rep conformance.RunReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if conformance.ContainsProbe(b) || conformance.ContainsProbe(out.Bytes()) {
+		t.Fatal("the report or the table holds a probe")
+	}
+	var failed []string
+	for _, c := range rep.Checks {
+		if !c.Passed() {
+			failed = append(failed, c.ID)
+		}
+	}
+	if got, want := slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
+		t.Fatalf("failed checks %q, want %q\n%s", got, want, out.String())
+	}
+	if wantCode := map[bool]int{true: 1, false: 0}[len(m.Fails) > 0]; code != wantCode || rep.Passed != (wantCode == 0) {
+		t.Fatalf("exit %d, report passed %t; want %d", code, rep.Passed, wantCode)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == conformance.CheckProjection && m.Name == "refuses-multi-result-tool-messages" &&
+			(len(c.Limits) != 1 || c.Limits[0].Family != gen.FamilyMultiResult || c.Limits[0].Count == 0 || !strings.Contains(c.Note, "refused: ")) {
+			t.Fatalf("the projection row does not show the refusals: %+v", c)
+		}
+	}
+	switch {
+	case m.RunnerErr != nil:
+		if rep.Conformance != nil {
+			t.Fatalf("the report holds a seven-case report although Run returns %v", m.RunnerErr)
+		}
+	case rep.Conformance == nil:
+		t.Fatal("the report holds no seven-case report")
+	case !slices.Equal(failedCases(*rep.Conformance), m.RunnerFails()):
+		t.Fatalf("seven-case report fails %q, want %q", failedCases(*rep.Conformance), m.RunnerFails())
+	}
+	mu.Lock()
+	*killed++
+	mu.Unlock()
 }

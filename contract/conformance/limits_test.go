@@ -1,0 +1,357 @@
+package conformance_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
+)
+
+// refuser wraps correct() with a runtime refusing every generated history
+// refuse returns an error for.
+func refuser(refuse func(fx conformance.Fixture, fams []gen.Family) error) conformance.Factory {
+	return conformance.NewFactory("refuser", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		if generated(setup.Fixture) {
+			if err := refuse(setup.Fixture, gen.FamiliesOf(setup.Fixture.Messages)); err != nil {
+				return conformance.Instance{}, err
+			}
+		}
+		return correct().Create(ctx, setup)
+	})
+}
+
+// projection runs the projection check with a fixed seed.
+func projection(f conformance.Factory, opts ...conformance.Option) conformance.Result {
+	c, _ := conformance.CheckByID(conformance.CheckProjection)
+	return c.Run(ctx, f, append([]conformance.Option{conformance.WithHistories(40), conformance.WithSeed(11)}, opts...)...)
+}
+
+func wantFailure(t *testing.T, r conformance.Result, rule, actual string) {
+	t.Helper()
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, rule) || !strings.Contains(r.Failure.Actual, actual) {
+		t.Fatalf("projection %s %+v; want a failure of rule %q observing %q", r.Status, r.Failure, rule, actual)
+	}
+}
+
+func TestRefusalsNameAFamilyTheHistoryHolds(t *testing.T) {
+	freeText := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if slices.Contains(fams, gen.FamilyImage) {
+			return fmt.Errorf("%w: image blocks", conformance.ErrUnrepresentable)
+		}
+		return nil
+	})
+	wantFailure(t, projection(freeText), "names the family of gen.Families", "a refusal naming no family")
+	unknown := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if slices.Contains(fams, gen.FamilyImage) {
+			return conformance.Unrepresentable("pictures")
+		}
+		return nil
+	})
+	wantFailure(t, projection(unknown), "names the family of gen.Families", `no family of gen.Families ("pictures")`)
+	// Refusing histories with images for multi-result, which most of them
+	// do not hold.
+	wrong := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if slices.Contains(fams, gen.FamilyImage) && !slices.Contains(fams, gen.FamilyMultiResult) {
+			return conformance.Unrepresentable(gen.FamilyMultiResult)
+		}
+		return nil
+	})
+	wantFailure(t, projection(wrong), "names the family of gen.Families", "refused for multi-result; the history holds none")
+	var f *conformance.Failure
+	if err := conformance.CheckHistory(ctx, refusing(func(conformance.Fixture) bool { return true }), conformance.NewFixture().Messages[:1]); !errorsAs(err, &f) ||
+		!strings.Contains(f.Actual, "refused for image; the history holds none") {
+		t.Fatalf("CheckHistory of a refused plain history = %v", err)
+	}
+}
+
+func errorsAs(err error, f **conformance.Failure) bool {
+	ff, ok := err.(*conformance.Failure)
+	*f = ff
+	return ok
+}
+
+func TestARefusedFamilyIsRefusedEverywhere(t *testing.T) {
+	// Refuses every other history with a parallel batch.
+	n := 0
+	alternate := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if !slices.Contains(fams, gen.FamilyParallelBatch) {
+			return nil
+		}
+		n++
+		if n%2 == 0 {
+			return conformance.Unrepresentable(gen.FamilyParallelBatch)
+		}
+		return nil
+	})
+	wantFailure(t, projection(alternate), "a refused family is a limit of the run: every generated history holding it is refused",
+		"refused parallel-batch for one history after projecting 1 others faithfully")
+	// Refuses only the first history with a parallel batch.
+	first := true
+	once := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if slices.Contains(fams, gen.FamilyParallelBatch) && first {
+			first = false
+			return conformance.Unrepresentable(gen.FamilyParallelBatch)
+		}
+		return nil
+	})
+	wantFailure(t, projection(once), "every generated history holding it is refused", "projected a history holding parallel-batch faithfully after refusing parallel-batch")
+	// Refusing for another family the history holds keeps the rule.
+	either := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		switch {
+		case slices.Contains(fams, gen.FamilyMultiResult):
+			return conformance.Unrepresentable(gen.FamilyMultiResult)
+		case slices.Contains(fams, gen.FamilyImage):
+			return conformance.Unrepresentable(gen.FamilyImage, "image blocks")
+		}
+		return nil
+	})
+	r := projection(either)
+	if r.Status != conformance.StatusPass || len(r.Limits) != 2 || r.Limits[0].Family != gen.FamilyMultiResult || r.Limits[1].Family != gen.FamilyImage {
+		t.Fatalf("projection %s %+v, limits %+v: want a pass with limits multi-result, image", r.Status, r.Failure, r.Limits)
+	}
+	if !strings.Contains(r.Note, "; 6 isolation histories refused") {
+		t.Fatalf("note %q: want the isolation histories counted", r.Note)
+	}
+}
+
+func TestIsolationHistoriesAreRefusedForTheirFamily(t *testing.T) {
+	// Refuses multi-result only beside another family: the drawn histories
+	// all hold more, the isolation histories hold multi-result alone.
+	sometimes := refuser(func(_ conformance.Fixture, fams []gen.Family) error {
+		if slices.Contains(fams, gen.FamilyMultiResult) && len(fams) > 1 {
+			return conformance.Unrepresentable(gen.FamilyMultiResult)
+		}
+		return nil
+	})
+	r := projection(sometimes)
+	wantFailure(t, r, "histories made of the shapes every runtime holds plus that family alone are refused for it", "isolation history of multi-result (run seed 11")
+	if !strings.Contains(r.Failure.Actual, "projected faithfully") {
+		t.Fatalf("actual %q", r.Failure.Actual)
+	}
+}
+
+func TestLongHistoriesAreNoLimit(t *testing.T) {
+	at64 := refuser(func(fx conformance.Fixture, _ []gen.Family) error {
+		if len(fx.Messages) >= 64 {
+			return conformance.Unrepresentable(gen.FamilyLongHistory, "more than 64 messages")
+		}
+		return nil
+	})
+	r := projection(at64, conformance.WithHistories(64))
+	if r.Status != conformance.StatusFail || !(strings.Contains(r.Failure.Actual, "below 10000") || strings.Contains(r.Failure.Actual, "the history holds none")) {
+		t.Fatalf("projection %s %+v: want the long-history refusal to fail", r.Status, r.Failure)
+	}
+	var long []contract.Message
+	for seed := 0; long == nil; seed++ {
+		if ms := gen.History(conformance.FixtureRuntimeID, conformance.FixtureSessionID).Example(seed); len(ms) >= 100 {
+			long = ms
+		}
+	}
+	var f *conformance.Failure
+	if err := conformance.CheckHistory(ctx, at64, long); !errorsAs(err, &f) || !strings.Contains(f.Rule, "long-history is no limit below MinLongHistoryRefusal") ||
+		!strings.Contains(f.Actual, fmt.Sprintf("refused for long-history at %d messages, below 10000", len(long))) {
+		t.Fatalf("CheckHistory of a refused long history = %v", err)
+	}
+}
+
+// declaring wraps correct() with instances declaring limits and holding
+// no history of them.
+func declaring(limits ...gen.Family) conformance.Factory {
+	return conformance.NewFactory("declaring", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		for _, f := range limits {
+			if holds(setup.Fixture, f) {
+				return conformance.Instance{}, fmt.Errorf("a history of the declared family %s was drawn", f)
+			}
+		}
+		inst, err := correct().Create(ctx, setup)
+		inst.Limits = limits
+		return inst, err
+	})
+}
+
+func TestDeclaredLimitsAreNotDrawn(t *testing.T) {
+	r := projection(declaring(gen.FamilyImage, gen.FamilyThinking))
+	want := []conformance.Limit{{Family: gen.FamilyThinking, Reason: "declared by the instance"}, {Family: gen.FamilyImage, Reason: "declared by the instance"}}
+	if r.Status != conformance.StatusPass || !slices.Equal(r.Limits, want) || !strings.HasSuffix(r.Note, "; declared limits: image, thinking") {
+		t.Fatalf("projection %s %+v, limits %+v, note %q", r.Status, r.Failure, r.Limits, r.Note)
+	}
+	wantFailure(t, projection(declaring(gen.FamilyLongHistory)), "an instance declares as limits families of gen.Families other than long-history", `declared limit "long-history"`)
+	wantFailure(t, projection(declaring(gen.FamilyImage), conformance.WithRequiredFamilies(gen.FamilyImage)), "a required family is no limit", "image is a limit: declared by the instance")
+}
+
+func TestRequiredFamiliesAreNoLimits(t *testing.T) {
+	images := refusing(func(fx conformance.Fixture) bool { return generated(fx) && holds(fx, gen.FamilyImage) })
+	wantFailure(t, projection(images, conformance.WithRequiredFamilies(gen.FamilyImage)), "a required family is no limit", "image is a limit: refused: image blocks")
+	wantFailure(t, projection(correct(), conformance.WithRequiredFamilies(gen.FamilyImage), conformance.WithoutFamilies(gen.FamilyImage)),
+		"a required family is no limit", "image is left out")
+	if r := projection(images, conformance.WithRequiredFamilies(gen.FamilyThinking)); r.Status != conformance.StatusPass {
+		t.Fatalf("another family required: %s %+v", r.Status, r.Failure)
+	}
+	rep := conformance.RunChecks(ctx, images, conformance.WithChecks(conformance.CheckProjection, conformance.CaseCanonicalHistory), conformance.WithSeed(11))
+	if !rep.Passed || len(rep.Limits) != 1 || rep.Limits[0].Family != gen.FamilyImage || rep.Limits[0].Count == 0 {
+		t.Fatalf("run report: passed %t, limits %+v", rep.Passed, rep.Limits)
+	}
+	b, _ := json.Marshal(rep.Limits)
+	if !strings.Contains(string(b), `"family":"image","count":`) || !strings.Contains(string(b), `"reason":"refused: image blocks"`) {
+		t.Fatalf("limits in JSON: %s", b)
+	}
+}
+
+// holding wraps correct() with a runtime holding every history as hold
+// makes it, and reporting what it holds.
+func holding(hold func(ms []contract.Message)) conformance.Factory {
+	return conformance.NewFactory("holding", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		hold(setup.Fixture.Messages)
+		inst, err := correct().Create(ctx, setup)
+		inst.Held = contract.CloneMessages(setup.Fixture.Messages)
+		return inst, err
+	})
+}
+
+func eachMessage(f func(m *contract.Message)) func(ms []contract.Message) {
+	return func(ms []contract.Message) {
+		for i := range ms {
+			f(&ms[i])
+		}
+	}
+}
+
+func dropExtra(m *contract.Message) {
+	m.Extra, m.Provenance.Extra, m.Flags.Extra = nil, nil, nil
+	for i, b := range m.Blocks {
+		b = contract.CloneBlock(b)
+		switch b := b.(type) {
+		case *contract.TextBlock:
+			b.Extra = nil
+		case *contract.ThinkingBlock:
+			b.Extra = nil
+		case *contract.ToolCallBlock:
+			b.Extra = nil
+		case *contract.ToolResultBlock:
+			b.Extra = nil
+		case *contract.ImageBlock:
+			b.Extra = nil
+		case *contract.FileReferenceBlock:
+			b.Extra = nil
+		case *contract.ArtifactReferenceBlock:
+			b.Extra = nil
+		case *contract.SummaryReferenceBlock:
+			b.Extra = nil
+		case *contract.OpaqueProviderBlock:
+			b.Extra = nil
+		}
+		m.Blocks[i] = b
+	}
+}
+
+func referenceAsOpaque(m *contract.Message) {
+	for i, b := range m.Blocks {
+		switch b.Type() {
+		case contract.BlockFileReference, contract.BlockArtifactReference, contract.BlockSummaryReference:
+			enc, _ := contract.AppendMessageJSON(nil, &contract.Message{Blocks: []contract.Block{b}})
+			var v struct{ Blocks []json.RawMessage }
+			_ = json.Unmarshal(enc, &v)
+			m.Blocks[i] = &contract.OpaqueProviderBlock{OriginalType: new(string(b.Type())), Value: v.Blocks[0]}
+		}
+	}
+}
+
+func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
+	pi := eachMessage(func(m *contract.Message) { m.Provenance.Source = contract.SourcePiSession })
+	piShell := func(ms []contract.Message) {
+		pi(ms)
+		eachMessage(dropExtra)(ms)
+		eachMessage(referenceAsOpaque)(ms)
+		eachMessage(func(m *contract.Message) {
+			if m.Role == contract.RoleTool && !slices.ContainsFunc(m.Blocks, func(b contract.Block) bool {
+				return b.Type() == contract.BlockToolCall || b.Type() == contract.BlockToolResult
+			}) {
+				m.Role = contract.RoleCustom
+			}
+		})(ms)
+	}
+	rep := conformance.RunChecks(ctx, holding(piShell), conformance.WithSeed(11), conformance.WithHistories(40))
+	_, failedN, _ := rep.Counts()
+	if !rep.Passed {
+		for _, c := range rep.Checks {
+			if !c.Passed() {
+				t.Errorf("%s: %+v", c.ID, c.Failure)
+			}
+		}
+		t.Fatalf("%d checks failed", failedN)
+	}
+	var names []conformance.HoldingDifference
+	for _, l := range rep.Limits {
+		names = append(names, l.Holding)
+	}
+	if !slices.Equal(names, conformance.HoldingDifferences()) {
+		t.Fatalf("limits %+v: want every holding difference", rep.Limits)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == conformance.CaseCanonicalHistory && (len(c.Limits) != 1 || c.Limits[0].Holding != conformance.HoldingProvenanceSource || c.Limits[0].Count != 1) {
+			t.Fatalf("canonical-history limits %+v: the fixture holds a provenance source only", c.Limits)
+		}
+	}
+
+	for _, tc := range []struct {
+		name   string
+		hold   func(ms []contract.Message)
+		actual string
+	}{
+		{"upper text", eachMessage(func(m *contract.Message) {
+			for i, b := range m.Blocks {
+				if tb, ok := b.(*contract.TextBlock); ok {
+					m.Blocks[i] = &contract.TextBlock{Text: strings.ToUpper(tb.Text) + "!", Extra: tb.Extra}
+				}
+			}
+		}), "block #0 (text): content differs"},
+		{"role", eachMessage(func(m *contract.Message) { m.Role = contract.RoleUser }), "role"},
+		{"reordered", func(ms []contract.Message) { ms[0], ms[1] = ms[1], ms[0] }, "held as"},
+		{"tool result", eachMessage(func(m *contract.Message) {
+			for i, b := range m.Blocks {
+				if r, ok := b.(*contract.ToolResultBlock); ok {
+					m.Blocks[i] = &contract.ToolResultBlock{ToolCallID: r.ToolCallID, ToolName: r.ToolName, Content: r.Content + " ", IsError: r.IsError}
+				}
+			}
+		}), "(toolResult): content differs"},
+		{"created", eachMessage(func(m *contract.Message) { m.CreatedAt = new(float64(1)) }), "createdAt differs"},
+		{"dropped", func(ms []contract.Message) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := conformance.NewFactory("holding", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+				tc.hold(setup.Fixture.Messages)
+				inst, err := correct().Create(ctx, setup)
+				inst.Held = contract.CloneMessages(setup.Fixture.Messages)
+				if tc.name == "dropped" {
+					inst.Held = inst.Held[1:]
+				}
+				return inst, err
+			})
+			c, _ := conformance.CheckByID(conformance.CaseCanonicalHistory)
+			r := c.Run(ctx, f)
+			if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "differs from the one it was given only in the holding differences") ||
+				!strings.Contains(r.Failure.Actual, tc.actual) {
+				t.Fatalf("canonical-history %s %+v; want a failure of the held history", r.Status, r.Failure)
+			}
+			c, _ = conformance.CheckByID(conformance.CheckInOrder)
+			if r := c.Run(ctx, f); r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "canonical-history") {
+				t.Fatalf("in-order %s %+v; want canonical-history failed", r.Status, r.Failure)
+			}
+			r = projection(f)
+			if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "differs from the one it was given only in the holding differences") {
+				t.Fatalf("projection %s %+v; want a failure of the held history", r.Status, r.Failure)
+			}
+			// The other checks compare with what the runtime holds.
+			c, _ = conformance.CheckByID(conformance.CaseRebuild)
+			if r := c.Run(ctx, f); tc.name != "dropped" && r.Status != conformance.StatusPass {
+				t.Fatalf("rebuild %s %+v", r.Status, r.Failure)
+			}
+		})
+	}
+}

@@ -1,0 +1,133 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+)
+
+// CheckModel is the id of the model check: random sequences of operations
+// compared, output by output, with an executable model of the contract.
+const CheckModel = "model"
+
+// DefaultModelSteps is how many operations the model check runs by
+// default, over as many sequences as they fill.
+const DefaultModelSteps = 1500
+
+// Bounds of the model check's shrinking of a failing sequence.
+const (
+	modelShrinkTime  = 20 * time.Second
+	modelShrinkTries = 400
+)
+
+func modelChecks() []Check {
+	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel,
+		Summary: "random sequences of snapshots, rebuilds, source appends, rewrites and corruption, enforcements, completions (transports that succeed, fail, answer non-objects or partial output, or block; contexts cancelled before, during or never), negotiations, identity reads, embeddings, shutdowns and concurrent bursts, on one instance or two side by side: every output equals an executable model of the contract, and every returned value is a copy; a failure shrinks to a short sequence named by its seed",
+		Rule:    "an adapter answers any sequence of operations as the contract says, output by output, wherever SPEC pins the answer"}}
+}
+
+// seqSeed is the seed of the i-th sequence of a run seeded with seed.
+func seqSeed(seed uint64, i int) uint64 {
+	x := seed + uint64(i+1)*0x9e3779b97f4a7c15
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	return x
+}
+
+func checkModel(ctx context.Context, e *env) error {
+	steps := e.opts.ModelSteps
+	if steps <= 0 {
+		return skip("no model steps were asked for (WithModelSteps(0))")
+	}
+	seed := e.opts.Seed
+	if seed == 0 {
+		seed = randomSeed()
+	}
+	skips := map[string]int{}
+	ops, seqs := 0, 0
+	for ops < steps {
+		s := seqSeed(seed, seqs)
+		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, min(modelMaxOps, steps-ops), e.opts.LeftOut)
+		seqs++
+		ops += len(seq.ops)
+		if _, err := runSeq(ctx, e, seq, skips); err != nil {
+			if errors.As(err, new(*skipped)) {
+				return err
+			}
+			return shrinkModel(ctx, e, seq, err, fmt.Sprintf("sequence %d of seed %s (replay: --seed %d --model-steps %d)", seqs, seedText(seed), seed, steps))
+		}
+	}
+	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", seqs, ops, seedText(seed))
+	if len(skips) > 0 {
+		var parts []string
+		for _, reason := range slices.Sorted(maps.Keys(skips)) {
+			parts = append(parts, fmt.Sprintf("%d skipped: %s", skips[reason], reason))
+		}
+		e.note += "; " + strings.Join(parts, "; ")
+	}
+	return nil
+}
+
+// shrinkModel shrinks a failing sequence to a shorter one that still
+// fails — removing runs of operations, halving their length each round,
+// within a time and a try budget — and returns the failure of the
+// shortest, its operations shown as metadata.
+func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where string) error {
+	deadline := time.Now().Add(modelShrinkTime)
+	tries := 0
+	ops := slices.Clone(seq.ops)
+	fails := func(cand []modelOp) error {
+		tries++
+		s := &modelSeq{seed: seq.seed, fixtures: seq.fixtures, ops: cand}
+		_, err := runSeq(ctx, e, s, map[string]int{})
+		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
+			return nil // a different failure: keep the longer sequence
+		}
+		return err
+	}
+	for size := max(len(ops)/2, 1); size >= 1; size /= 2 {
+		for start := 0; start < len(ops) && time.Now().Before(deadline) && tries < modelShrinkTries; {
+			cand := slices.Concat(ops[:start], ops[min(start+size, len(ops)):])
+			if ferr := fails(cand); ferr != nil {
+				ops, err = cand, ferr
+				continue
+			}
+			start += size
+		}
+		if size == 1 {
+			break
+		}
+	}
+	log, _ := runSeq(ctx, e, &modelSeq{seed: seq.seed, fixtures: seq.fixtures, ops: ops}, map[string]int{})
+	return withNote(err, fmt.Sprintf("%s, %d instance(s), shrunk from %d to %d operations: %s",
+		where, len(seq.fixtures), len(seq.ops), len(ops), describeOps(log)))
+}
+
+// CheckModelInput runs the model check on one sequence of operations drawn
+// from input (the bytes a fuzzer mutates: they choose the instances, the
+// operations and the seeds of their values) on fresh instances created by
+// factory. It returns nil when every output equals the model's, and
+// otherwise a *Failure (or an error of the factory or a shutdown), whose
+// text is metadata only. Package spec's FuzzModel is its fuzz target.
+func CheckModelInput(ctx context.Context, factory Factory, input []byte, opts ...Option) error {
+	o := newOptions(opts)
+	e := &env{factory: factory, opts: o}
+	seq := drawSeq(rand.New(&byteSource{data: input}), 0, modelMaxOps, o.LeftOut)
+	log, err := runSeq(ctx, e, seq, map[string]int{})
+	err = errors.Join(err, e.closeAll(ctx))
+	if err == nil {
+		return nil
+	}
+	err = withNote(err, fmt.Sprintf("%d instance(s), %d operations: %s", len(seq.fixtures), len(seq.ops), describeOps(log)))
+	status, f, _ := result(CheckModel, err)
+	if status == StatusSkip {
+		return nil
+	}
+	return f
+}

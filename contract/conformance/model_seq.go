@@ -1,0 +1,136 @@
+package conformance
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/ds4context/adapterkit/contract/gen"
+)
+
+// opKind names an operation of the model check.
+type opKind uint8
+
+const (
+	opSnapshot opKind = iota
+	opRebuild
+	opAppend
+	opRewrite
+	opCorrupt
+	opEnforce
+	opComplete
+	opNegotiate
+	opDeclarations
+	opIdentity
+	opRoot
+	opModel
+	opDiagnostics
+	opEmbed
+	opLocalKV
+	opShutdown
+	opBurst
+	opKinds
+)
+
+var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
+	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
+	"local-kv-diagnostics", "shutdown", "burst"}
+
+// opWeights are how often each operation is drawn (out of their sum).
+var opWeights = [opKinds]int{8, 4, 6, 3, 1, 8, 14, 4, 2, 2, 2, 2, 3, 2, 1, 1, 2}
+
+// modelOp is one drawn operation: its kind, the instance it acts on, the
+// seed its values are drawn from when it runs, and its position in the
+// drawn sequence (which keeps appended ids unique when shrinking removes
+// operations).
+type modelOp struct {
+	kind opKind
+	inst int
+	seed int
+	n    int
+}
+
+// modelSeq is one drawn sequence: the instances' fixtures and the
+// operations.
+type modelSeq struct {
+	seed     uint64
+	fixtures []Fixture
+	ops      []modelOp
+}
+
+// Shape of drawn sequences.
+const (
+	// modelMaxOps is the longest drawn sequence: long enough that per-call
+	// counters pass 64 completions.
+	modelMaxOps = 400
+	// modelTwinOdds: one sequence in modelTwinOdds runs two instances side
+	// by side.
+	modelTwinOdds = 4
+	// modelMaxHistory is the longest initial history.
+	modelMaxHistory = 5000
+)
+
+// byteSource is a rand.Source reading a fuzzer's bytes, then zeros.
+type byteSource struct{ data []byte }
+
+func (b *byteSource) Uint64() uint64 {
+	var tmp [8]byte
+	n := copy(tmp[:], b.data)
+	b.data = b.data[n:]
+	return binary.LittleEndian.Uint64(tmp[:])
+}
+
+// logIntN draws a size in [lo, hi] spread over its orders of magnitude.
+func logIntN(r *rand.Rand, lo, hi int) int {
+	if hi <= lo {
+		return lo
+	}
+	f := math.Pow(float64(hi)/float64(max(lo, 1)), r.Float64())
+	return min(max(int(float64(max(lo, 1))*f), lo), hi)
+}
+
+// drawSeq draws a sequence of at most maxOps operations from r.
+func drawSeq(r *rand.Rand, seed uint64, maxOps int, leave []gen.Family) *modelSeq {
+	seq := &modelSeq{seed: seed}
+	instances := 1
+	if r.IntN(modelTwinOdds) == 0 {
+		instances = 2
+	}
+	for range instances {
+		fx := NewFixture()
+		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
+		switch r.IntN(6) {
+		case 0:
+			fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, leave...).Example(int(r.Int32()))
+		case 1:
+			n := logIntN(r, 10, modelMaxHistory)
+			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
+		}
+		seq.fixtures = append(seq.fixtures, fx)
+	}
+	total := 0
+	for _, w := range opWeights {
+		total += w
+	}
+	n := logIntN(r, 1, max(maxOps, 1))
+	for i := range n {
+		k, pick := opKind(0), r.IntN(total)
+		for ; pick >= opWeights[k]; k++ {
+			pick -= opWeights[k]
+		}
+		seq.ops = append(seq.ops, modelOp{kind: k, inst: r.IntN(instances), seed: int(r.Int32()), n: i})
+	}
+	return seq
+}
+
+// describeOps shows operations as metadata: names, instances and what each
+// op observed (sizes, codes), never payload or text.
+func describeOps(log []string) string {
+	const most = 40
+	if len(log) > most {
+		log = append(append([]string{}, log[:most/2]...), append([]string{fmt.Sprintf("… %d more …", len(log)-most)}, log[len(log)-most/2:]...)...)
+	}
+	return strings.Join(log, "; ")
+}

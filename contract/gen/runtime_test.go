@@ -1,0 +1,83 @@
+package gen_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode"
+
+	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/gen"
+	"pgregory.net/rapid"
+)
+
+func validSnapshot(rt, session string, msgs []contract.Message) []contract.ValidationIssue {
+	s := contract.HistorySnapshot{SchemaVersion: contract.HistorySchemaVersion, RuntimeID: rt, SessionID: session,
+		Revision: "r", ProjectRoot: "/p", Messages: msgs, ToolAtomicGroups: contract.BuildToolAtomicGroups(msgs)}
+	return contract.ValidateHistorySnapshot(&s)
+}
+
+// Appends and in-place rewrites keep any valid history valid.
+func TestAppendsAndRewritesKeepHistoriesValid(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		const rt, session = "rt", "session"
+		h := gen.History(rt, session).Draw(t, "history")
+		for n := range rapid.IntRange(1, 6).Draw(t, "appends") {
+			h = append(h, gen.AppendedMessages(rt, session, n).Draw(t, "appended")...)
+		}
+		if issues := validSnapshot(rt, session, h); len(issues) != 0 {
+			t.Fatalf("history with appends is invalid: %+v", issues)
+		}
+		i := rapid.IntRange(0, len(h)-1).Draw(t, "at")
+		r := gen.RewrittenMessage(h[i]).Draw(t, "rewritten")
+		if r.ID != h[i].ID {
+			t.Fatalf("rewrite changed the id")
+		}
+		h[i] = r
+		if issues := validSnapshot(rt, session, h); len(issues) != 0 {
+			t.Fatalf("history with a rewrite is invalid: %+v", issues)
+		}
+	})
+}
+
+// The value generators reach their extremes and stay within their rules.
+func TestValueGeneratorsReachTheirRanges(t *testing.T) {
+	var bigPayload, nonObject, bigBatch, longText, combining, lookAlike bool
+	rapid.Check(t, func(t *rapid.T) {
+		n := gen.Size(0, 1000).Draw(t, "size")
+		if n < 0 || n > 1000 {
+			t.Fatalf("size %d out of [0, 1000]", n)
+		}
+		p := gen.Payload(1<<20).Draw(t, "payload")
+		if !json.Valid(p) {
+			t.Fatalf("payload is not JSON")
+		}
+		bigPayload = bigPayload || len(p) >= 1<<20
+		nonObject = nonObject || p[0] != '{'
+		texts := gen.EmbeddingTexts(600).Draw(t, "texts")
+		if len(texts) == 0 || len(texts) > 600 {
+			t.Fatalf("%d texts", len(texts))
+		}
+		bigBatch = bigBatch || len(texts) >= 500
+		for _, s := range texts {
+			longText = longText || len(s) >= 8<<10
+		}
+		id := gen.Identifier().Draw(t, "id")
+		if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "0123456789") {
+			t.Fatalf("identifier %q is blank or holds a digit", id)
+		}
+		for _, r := range id {
+			combining = combining || unicode.Is(unicode.Mn, r)
+		}
+		prov := gen.Provider().Draw(t, "provider")
+		lookAlike = lookAlike || strings.ToLower(strings.TrimSpace(prov)) != prov
+		d := gen.ModelDescriptor().Draw(t, "model")
+		if d.ContextWindow <= 0 || d.ID == "" || strings.TrimSpace(d.Provider) == "" {
+			t.Fatalf("invalid model %+v", d)
+		}
+	})
+	if !bigPayload || !nonObject || !bigBatch || !longText || !combining || !lookAlike {
+		t.Fatalf("reached: 1 MiB payload %t, non-object %t, 500 texts %t, 8 KiB text %t, combining mark %t, look-alike %t",
+			bigPayload, nonObject, bigBatch, longText, combining, lookAlike)
+	}
+}

@@ -1,0 +1,342 @@
+package reference
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract"
+)
+
+// The fault tests run children that write histories where the disk fills
+// up or is read-only: a child whose file size limit (RLIMIT_FSIZE) is
+// set, which anyone can do, and, where unprivileged user namespaces (or
+// root) allow it, a child in a mount namespace of its own with a 1 MiB
+// tmpfs, and one with a read-only file system.
+
+func init() {
+	moreChildren["disk-full"] = childDiskFull
+	moreChildren["read-only"] = childReadOnly
+}
+
+// bigMessage carries 64 KiB of text, so that a limit is reached in the
+// middle of its write.
+func bigMessage(k int) contract.Message {
+	m := nextMessage("big-" + strconv.Itoa(k))
+	m.Blocks = []contract.Block{&contract.TextBlock{Text: strings.Repeat("y", 64<<10)}}
+	return m
+}
+
+// childRoom changes how much room the child has to write, the way
+// ADAPTERKIT_FULL says: "fsize" sets the file size limit to n bytes (no
+// limit for n < 0); "tmpfs" fills the file system with a filler file,
+// leaving about n bytes, none when n is less than a page (n < 0 removes
+// the filler).
+func childRoom(dir string, n int64) error {
+	switch os.Getenv("ADAPTERKIT_FULL") {
+	case "fsize":
+		var lim syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			return err
+		}
+		lim.Cur = lim.Max
+		if n >= 0 {
+			lim.Cur = uint64(n)
+		}
+		return syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim)
+	case "tmpfs":
+		filler := filepath.Join(dir, "filler")
+		os.Remove(filler)
+		if n < 0 {
+			return nil
+		}
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			return err
+		}
+		free := int64(st.Bavail) * st.Bsize
+		f, err := os.Create(filler)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		// tmpfs allocates whole pages: less than a page of room is none.
+		chunk := make([]byte, 4096)
+		for w := int64(0); n < 4096 || w+int64(len(chunk)) <= free-n; w += int64(len(chunk)) {
+			if _, err := f.Write(chunk); err != nil {
+				break // full
+			}
+		}
+		return nil
+	}
+	return errors.New("unknown ADAPTERKIT_FULL")
+}
+
+func describe(err error) string {
+	return fmt.Sprintf("%v|writefailed=%v|enospc=%v|efbig=%v", err, errors.Is(err, ErrWriteFailed),
+		errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EFBIG))
+}
+
+// childDiskFull runs in ADAPTERKIT_DIR. First, two torn histories (one
+// ending in the start of one of this package's records, one in foreign
+// bytes) are recovered without room for a side file: it reports
+// "recover-own <discarded> <bytes>" and "recover-foreign <error>". Then it
+// appends 64 KiB messages to a history until the disk is full, reporting
+// "acked <k>" for each and "failed <error>" for the first failure, then
+// "readable <messages>" after a snapshot of the file, and "usable" once
+// an append succeeds again with room made.
+func childDiskFull(report func(string, ...any)) error {
+	dir, root := os.Getenv("ADAPTERKIT_DIR"), os.Getenv("ADAPTERKIT_ROOT")
+	if os.Getenv("ADAPTERKIT_FULL") == "tmpfs" {
+		if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+	}
+	fx := fixture()
+	hd := Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}
+	ctx := context.Background()
+	torn := func(name, tail string) (string, error) {
+		path := filepath.Join(dir, name)
+		if err := CreateHistory(ctx, path, hd, fx.Messages); err != nil {
+			return "", err
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		_, err = f.WriteString(tail)
+		return path, err
+	}
+	own, err := torn("own.jsonl", `{"type":"message","message":{"id":"`+strings.Repeat("z", 300))
+	if err != nil {
+		return err
+	}
+	foreign, err := torn("foreign.jsonl", strings.Repeat("not a record ", 30))
+	if err != nil {
+		return err
+	}
+	foreignBefore, err := os.ReadFile(foreign)
+	if err != nil {
+		return err
+	}
+	if err := childRoom(dir, 100); err != nil {
+		return err
+	}
+	r, err := RecoverHistory(ctx, own)
+	if err != nil {
+		return fmt.Errorf("recover own tail: %s", describe(err))
+	}
+	report("recover-own %v %d %q", r.Discarded, r.Bytes, r.SideFile)
+	_, err = RecoverHistory(ctx, foreign)
+	after, rerr := os.ReadFile(foreign)
+	if rerr != nil || string(after) != string(foreignBefore) {
+		return errors.New("a refused recovery changed the file")
+	}
+	report("recover-foreign %s", describe(err))
+	if err := childRoom(dir, -1); err != nil {
+		return err
+	}
+
+	path := filepath.Join(dir, "session.jsonl")
+	if err := CreateHistory(ctx, path, hd, fx.Messages); err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	h, err := OpenHistory(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	// Room for three and a half messages.
+	if err := childRoom(dir, fi.Size()+7*(32<<10)); err != nil {
+		return err
+	}
+	acked := 0
+	for k := 0; ; k++ {
+		if k == 100 {
+			return errors.New("the disk never filled up")
+		}
+		if err := h.Append(ctx, bigMessage(k)); err != nil {
+			report("failed %s", describe(err))
+			break
+		}
+		acked++
+		report("acked %d", k)
+	}
+	a, err := New(Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root, Model: &fx.Model, Transport: &recorder{}})
+	if err != nil {
+		return err
+	}
+	snap, err := a.SnapshotHistory(ctx)
+	if err != nil {
+		return fmt.Errorf("snapshot after the disk filled up: %w", err)
+	}
+	if len(snap.Messages) != len(fx.Messages)+acked || snap.Revision != h.Revision() {
+		return errors.New("the snapshot is not the acknowledged history")
+	}
+	report("readable %d", len(snap.Messages))
+	if err := childRoom(dir, -1); err != nil {
+		return err
+	}
+	if err := h.Append(ctx, bigMessage(1000)); err != nil {
+		return fmt.Errorf("append with room again: %s", describe(err))
+	}
+	report("usable")
+	return nil
+}
+
+// childReadOnly mounts a tmpfs at ADAPTERKIT_DIR, creates a history in
+// it, remounts it read-only and reports what each writer and a reader
+// get: "<operation> <error>".
+func childReadOnly(report func(string, ...any)) error {
+	dir, root := os.Getenv("ADAPTERKIT_DIR"), os.Getenv("ADAPTERKIT_ROOT")
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
+	fx := fixture()
+	hd := Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}
+	ctx := context.Background()
+	path := filepath.Join(dir, "session.jsonl")
+	if err := CreateHistory(ctx, path, hd, fx.Messages); err != nil {
+		return err
+	}
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		return fmt.Errorf("remount: %w", err)
+	}
+	kind := func(err error) string {
+		return fmt.Sprintf("readonly=%v|erofs=%v|%v", errors.Is(err, ErrReadOnly), errors.Is(err, syscall.EROFS), err)
+	}
+	_, err := OpenHistory(ctx, path)
+	report("open %s", kind(err))
+	report("append %s", kind(AppendMessage(ctx, path, nextMessage("n"))))
+	report("create %s", kind(CreateHistory(ctx, filepath.Join(dir, "new.jsonl"), hd, fx.Messages)))
+	a, err := New(Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root, Model: &fx.Model, Transport: &recorder{}})
+	if err != nil {
+		return err
+	}
+	snap, err := a.SnapshotHistory(ctx)
+	if err != nil {
+		return err
+	}
+	report("snapshot %d", len(snap.Messages))
+	return nil
+}
+
+// namespaces reports whether this process can start a child in user and
+// mount namespaces of its own (unshare -rm).
+func namespaces(t *testing.T) bool {
+	t.Helper()
+	if _, err := exec.LookPath("unshare"); err != nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10e9)
+	defer cancel()
+	return exec.CommandContext(ctx, "unshare", "-rm", "true").Run() == nil
+}
+
+// readReports collects a child's reports until it exits, and its exit.
+func readReports(t *testing.T, c *child) []string {
+	t.Helper()
+	var lines []string
+	for {
+		line, ok := c.next(t)
+		if !ok {
+			break
+		}
+		lines = append(lines, line)
+	}
+	if err := c.cmd.Wait(); err != nil {
+		t.Fatalf("child: %v (reports %q)", err, lines)
+	}
+	return lines
+}
+
+func reportWith(t *testing.T, lines []string, prefix string) string {
+	t.Helper()
+	for _, l := range lines {
+		if l == prefix {
+			return ""
+		}
+		if rest, ok := strings.CutPrefix(l, prefix+" "); ok {
+			return rest
+		}
+	}
+	t.Fatalf("no report %q in %q", prefix, lines)
+	return ""
+}
+
+// TestDiskFullLeavesAReadableLog fills the disk in the middle of an
+// append: the append fails saying what the operating system said, its
+// bytes are taken back, the history stays readable with every
+// acknowledged message, and the handle appends again once there is room.
+// RecoverHistory without room for a side file discards a torn start of
+// one of this package's records and refuses foreign bytes.
+func TestDiskFullLeavesAReadableLog(t *testing.T) {
+	run := func(t *testing.T, full string, wrapper []string, errno string) {
+		e := newEnv(t)
+		dir := filepath.Join(e.dir, "disk")
+		mustNil(t, os.Mkdir(dir, 0o700))
+		c := startChildVia(t, wrapper, "disk-full", "ADAPTERKIT_DIR="+dir, "ADAPTERKIT_ROOT="+e.root, "ADAPTERKIT_FULL="+full)
+		lines := readReports(t, c)
+		if got := reportWith(t, lines, "recover-own"); got != `true 335 ""` {
+			t.Errorf("recovery of an own torn record without room: %s", got)
+		}
+		if got := reportWith(t, lines, "recover-foreign"); !strings.Contains(got, "side file cannot be written: "+errno) ||
+			!strings.Contains(got, "writefailed=true") {
+			t.Errorf("recovery of a foreign torn record without room: %s", got)
+		}
+		failed := reportWith(t, lines, "failed")
+		if !strings.Contains(failed, "record cannot be written; the file is as it was: "+errno) || !strings.Contains(failed, "writefailed=true") {
+			t.Errorf("the failed append: %s", failed)
+		}
+		acked := 0
+		for _, l := range lines {
+			if strings.HasPrefix(l, "acked ") {
+				acked++
+			}
+		}
+		if got, want := reportWith(t, lines, "readable"), strconv.Itoa(len(fixture().Messages)+acked); got != want || acked == 0 {
+			t.Errorf("readable %s messages after %d acknowledged appends", got, acked)
+		}
+		reportWith(t, lines, "usable")
+		t.Logf("%s: %d appends acknowledged, then: %s", full, acked, strings.SplitN(failed, "|", 2)[0])
+	}
+	t.Run("file size limit", func(t *testing.T) { run(t, "fsize", nil, "file too large") })
+	t.Run("full tmpfs", func(t *testing.T) {
+		if !namespaces(t) {
+			t.Skip("no user and mount namespaces here")
+		}
+		run(t, "tmpfs", []string{"unshare", "-rm"}, "no space left on device")
+	})
+}
+
+// TestReadOnlyFileSystem remounts the history's file system read-only:
+// writers fail with ErrReadOnly naming EROFS, and readers still read.
+func TestReadOnlyFileSystem(t *testing.T) {
+	if !namespaces(t) {
+		t.Skip("no user and mount namespaces here")
+	}
+	e := newEnv(t)
+	dir := filepath.Join(e.dir, "disk")
+	mustNil(t, os.Mkdir(dir, 0o700))
+	lines := readReports(t, startChildVia(t, []string{"unshare", "-rm"}, "read-only", "ADAPTERKIT_DIR="+dir, "ADAPTERKIT_ROOT="+e.root))
+	for _, op := range []string{"open", "append", "create"} {
+		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|erofs=true|") || !strings.HasSuffix(got, ": read-only file system") {
+			t.Errorf("%s on a read-only file system: %s", op, got)
+		}
+	}
+	if got := reportWith(t, lines, "snapshot"); got != strconv.Itoa(len(fixture().Messages)) {
+		t.Errorf("snapshot of %s messages", got)
+	}
+}
