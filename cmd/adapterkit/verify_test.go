@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/golden"
 	"github.com/ds4context/adapterkit/internal/release"
 )
@@ -522,5 +523,41 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	if code != exitBroken || !strings.Contains(errOut, "cannot build the release's adapterkit command of "+modulePath+"@"+broken.Version+": go install: ") ||
 		!strings.Contains(out, "registry functions: ") || strings.Contains(out, "boundary holds") {
 		t.Errorf("verify-release %s (does not build): exit %d\nstdout:\n%s\nstderr:\n%s\nwant exit 2 saying the release cannot be built", broken.Version, code, out, errOut)
+	}
+}
+
+// judge runs this build's whole catalogue on an adapterkit command over
+// the bridge (here the test binary acting as this build's command).
+func TestJudgeRunsThisBuildsCatalogue(t *testing.T) {
+	t.Setenv(asCommandEnv, "1")
+	var out, errOut bytes.Buffer
+	v := &verdict{stdout: &out, stderr: &errOut, target: "this build"}
+	v.judge(deadline(t, 2*time.Minute), os.Args[0], []string{"serve-reference"})
+	want := fmt.Sprintf("this build's %d checks on the release's adapterkit serve-reference, over the bridge: %d passed, 1 skipped\n", len(conformance.Checks()), len(conformance.Checks())-1)
+	if len(v.diffs) > 0 || v.incomplete || out.String() != want {
+		t.Fatalf("judge: differences %q, incomplete %t\nstdout %q\nwant %q\nstderr %s", v.diffs, v.incomplete, out.String(), want, errOut.String())
+	}
+}
+
+// A difference is exit 1 whatever else happened; a part that could not be
+// judged, without a difference, is 2; neither is 0.
+func TestVerdictExit(t *testing.T) {
+	for _, tc := range []struct {
+		diffs      []string
+		incomplete bool
+		code       int
+		last       string
+	}{
+		{nil, false, exitPass, "x: the compatibility boundary holds"},
+		{[]string{"a differs"}, true, exitFail, "  - a differs"},
+		{nil, true, exitBroken, "x: the compatibility boundary could not be judged (see above)"},
+	} {
+		var out bytes.Buffer
+		v := &verdict{stdout: &out, stderr: &out, target: "x", diffs: tc.diffs, incomplete: tc.incomplete}
+		code := v.exit()
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		if code != tc.code || lines[len(lines)-1] != tc.last {
+			t.Errorf("diffs %q, incomplete %t: exit %d, last line %q; want %d, %q", tc.diffs, tc.incomplete, code, lines[len(lines)-1], tc.code, tc.last)
+		}
 	}
 }
