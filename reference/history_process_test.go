@@ -143,7 +143,9 @@ type child struct {
 
 func startChild(t *testing.T, mode string, env ...string) *child {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode)...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
