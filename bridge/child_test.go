@@ -211,7 +211,9 @@ func spawnDescendants() (string, error) {
 		}
 		pids = append(pids, strconv.Itoa(c.Process.Pid))
 	}
-	forker := exec.Command(os.Args[0], "-test.run=^$")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	forker := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 	forker.Env = append(os.Environ(), childEnv+"=forker")
 	out, err := forker.Output()
 	if err != nil {

@@ -3,9 +3,10 @@ package contract_test
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
@@ -23,8 +24,8 @@ func TestPropertyMessageJSONRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("decode %s: %v", data, err)
 		}
-		if !reflect.DeepEqual(got, m) {
-			t.Fatalf("round trip changed the message:\n got %#v\nwant %#v", got, m)
+		if diff := cmp.Diff(m, got); diff != "" {
+			t.Fatalf("round trip changed the message (-want +got):\n%s", diff)
 		}
 		again, err := contract.AppendMessageJSON(nil, &got)
 		if err != nil || !bytes.Equal(again, data) {
@@ -44,8 +45,8 @@ func TestPropertySnapshotJSONRoundTrip(t *testing.T) {
 		if err := got.UnmarshalJSON(data); err != nil {
 			t.Fatalf("decode: %v", err)
 		}
-		if !reflect.DeepEqual(got, s) {
-			t.Fatalf("round trip changed the snapshot")
+		if diff := cmp.Diff(s, got); diff != "" {
+			t.Fatalf("round trip changed the snapshot (-want +got):\n%s", diff)
 		}
 		// Through encoding/json too: it calls the same methods but
 		// HTML-escapes their output, which raw values keep verbatim, so
@@ -105,8 +106,8 @@ func TestPropertyDecodesShareNothing(t *testing.T) {
 				t.Fatal(errs[w])
 			}
 			for k, m := range got[w] {
-				if !reflect.DeepEqual(m, msgs[(k+w)%len(msgs)]) {
-					t.Fatalf("worker %d, decode %d: the message changed after later decodes", w, k)
+				if diff := cmp.Diff(msgs[(k+w)%len(msgs)], m); diff != "" {
+					t.Fatalf("worker %d, decode %d: the message changed after later decodes (-want +got):\n%s", w, k, diff)
 				}
 			}
 		}

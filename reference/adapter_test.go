@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
@@ -213,8 +215,8 @@ func TestSnapshotFollowsAppends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, fresh) {
-			t.Fatalf("step %d: the cached snapshot differs from a fresh one", i)
+		if diff := cmp.Diff(fresh, got); diff != "" {
+			t.Fatalf("step %d: the cached snapshot differs from a fresh one (-fresh +cached):\n%s", i, diff)
 		}
 		if len(got.Messages) != len(fx.Messages)+i+1 {
 			t.Fatalf("step %d: %d messages", i, len(got.Messages))
@@ -324,8 +326,8 @@ func TestRebuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(first, rebuilt) {
-		t.Fatal("rebuilt snapshot differs")
+	if diff := cmp.Diff(first, rebuilt); diff != "" {
+		t.Fatalf("rebuilt snapshot differs (-first +rebuilt):\n%s", diff)
 	}
 	d := a.Diagnostics()
 	want := contract.Diagnostic{Code: "derived-state-rebuilt", Severity: "info", Message: "Disposable adapter state was rebuilt from canonical JSONL history"}
@@ -545,8 +547,11 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh, err := newAdapter(t, e.options(nil)).SnapshotHistory(ctx)
-	if err != nil || !reflect.DeepEqual(s, fresh) {
-		t.Fatalf("final snapshot differs from a fresh one (%v)", err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(fresh, s); diff != "" {
+		t.Fatalf("final snapshot differs from a fresh one (-fresh +final):\n%s", diff)
 	}
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ds4context/adapterkit/contract"
 	"pgregory.net/rapid"
 )
@@ -95,8 +97,8 @@ func TestCachedSnapshotEqualsFreshSnapshot(t *testing.T) {
 			if (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
 				rt.Fatalf("step %d: cached error %v, fresh error %v", i, gotErr, wantErr)
 			}
-			if !reflect.DeepEqual(got, want) {
-				rt.Fatalf("step %d: cached snapshot differs from a fresh one", i)
+			if diff := cmp.Diff(want, got); diff != "" {
+				rt.Fatalf("step %d: cached snapshot differs from a fresh one (-fresh +cached):\n%s", i, diff)
 			}
 			checkAgainstFullValidator(rt, e, want, wantErr)
 		}

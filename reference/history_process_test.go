@@ -163,7 +163,9 @@ func startChild(t *testing.T, mode string, env ...string) *child {
 func startChildVia(t *testing.T, wrapper []string, mode string, env ...string) *child {
 	t.Helper()
 	argv := append(slices.Clone(wrapper), os.Args[0], "-test.run=^$")
-	cmd := exec.Command(argv[0], argv[1:]...)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode)...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

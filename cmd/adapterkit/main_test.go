@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -37,7 +38,9 @@ func TestMain(m *testing.M) {
 func runCLI(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	cmd := exec.Command(os.Args[0], args...)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = append(os.Environ(), asCommandEnv+"=1")
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -210,7 +213,9 @@ func TestServeReferenceEmbeddings(t *testing.T) {
 
 // The command runs the catalogue directly: no test framework is linked in.
 func TestCommandDoesNotLinkGinkgo(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

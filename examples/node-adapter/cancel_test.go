@@ -2,6 +2,7 @@ package nodeadapter_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
@@ -31,7 +33,9 @@ func TestNodeAdapterHonoursCancel(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not on PATH: the Node.js example adapter is not run")
 	}
-	cmd := exec.Command(node, "adapter.mjs")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "adapter.mjs")
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

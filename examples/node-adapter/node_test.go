@@ -1,26 +1,64 @@
 package nodeadapter_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
+	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/spec"
 )
 
 // The Node.js adapter passes the whole Ginkgo suite through the bridge:
 // the seven cases, the extended checks — with its embedding port, so the
 // embedding check runs, its texts split into batches of two — and the
-// property check.
+// property check. One process serves every instance, which the protocol
+// allows; TestNodeAdapterRunsTheSourceAndPrivacyChecks and the CI script's
+// conform --exec runs start one process per instance, as adopters do.
 func TestNodeAdapterPassesTheSuite(t *testing.T) {
+	t.Parallel()
+	spec.Run(t, sharedNode(t, "--embeddings"))
+}
+
+// sharedNode starts one Node.js adapter process with args for the test and
+// returns a factory creating every instance in it.
+func sharedNode(t *testing.T, args ...string) conformance.Factory {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node is not on PATH: the Node.js example adapter is not run")
 	}
-	// A generous call timeout: a loaded machine must not make a working
-	// adapter time out.
-	spec.Run(t, bridge.NewFactory(bridge.ExecConfig{Path: node, Args: []string{"adapter.mjs", "--embeddings"}, Stderr: os.Stderr,
-		Options: bridge.Options{CallTimeout: time.Minute}}))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	cmd := exec.CommandContext(ctx, node, append([]string{"adapter.mjs"}, args...)...)
+	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	client := bridge.NewClient(stdout, stdin, bridge.Options{CallTimeout: time.Minute})
+	t.Cleanup(func() {
+		defer cancel()
+		if err := client.Close(); err != nil {
+			t.Errorf("closing the shared adapter process: %v", err)
+		}
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("the shared adapter process: %v", err)
+		}
+	})
+	if _, err := client.Hello(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return conformance.NewFactory("node-example-adapter", client.Create)
 }

@@ -2,11 +2,13 @@ package nodeadapter_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract/privacy"
 	"github.com/ds4context/adapterkit/internal/vectors"
@@ -60,7 +62,9 @@ func TestNodeSanitiserMatchesTheGoEngineOnMarkerStructure(t *testing.T) {
 	if err := os.WriteFile(file, in.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, "adapter.mjs", "--sanitize-vectors", file)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "adapter.mjs", "--sanitize-vectors", file)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

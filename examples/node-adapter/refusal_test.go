@@ -17,20 +17,16 @@ import (
 const refusalReason = "tool message with two results"
 
 // runProjection runs the projection check against the Node.js adapter
-// started with args, over histories generated from a fixed seed.
+// started with args, over histories generated from a fixed seed. One
+// process serves every instance (the protocol names the instance of each
+// call), so the histories cost no process start each.
 func runProjection(t *testing.T, args ...string) conformance.Result {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the Node.js example adapter is not run")
-	}
 	check, ok := conformance.CheckByID(conformance.CheckProjection)
 	if !ok {
 		t.Fatalf("no check %q", conformance.CheckProjection)
 	}
-	factory := bridge.NewFactory(bridge.ExecConfig{Path: node, Args: append([]string{"adapter.mjs"}, args...), Stderr: os.Stderr,
-		Options: bridge.Options{CallTimeout: time.Minute}})
-	return check.Run(context.Background(), factory, conformance.WithSeed(7), conformance.WithHistories(40),
+	return check.Run(context.Background(), sharedNode(t, args...), conformance.WithSeed(7), conformance.WithHistories(40),
 		conformance.WithCallTimeout(time.Minute))
 }
 
@@ -40,6 +36,7 @@ func runProjection(t *testing.T, args ...string) conformance.Result {
 // multi-result are refused too, and passes, since fewer than half of the
 // histories were refused.
 func TestNodeAdapterRefusalsAreCounted(t *testing.T) {
+	t.Parallel()
 	r := runProjection(t, "--refuse", "multi-result")
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("projection %s: %+v", r.Status, r.Failure)
@@ -59,6 +56,7 @@ func TestNodeAdapterRefusalsAreCounted(t *testing.T) {
 
 // Without the flag the same histories are all projected.
 func TestNodeAdapterRefusesNothingByDefault(t *testing.T) {
+	t.Parallel()
 	r := runProjection(t)
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("projection %s: %+v", r.Status, r.Failure)

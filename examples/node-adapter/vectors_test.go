@@ -3,12 +3,14 @@ package nodeadapter_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 )
 
 // The Node.js sanitiser reproduces every cross-language sanitiser vector:
@@ -44,7 +46,9 @@ func TestNodeSanitiserReproducesTheVectors(t *testing.T) {
 	if len(want) != 38 {
 		t.Fatalf("read %d vectors, want 38", len(want))
 	}
-	cmd := exec.Command(node, "adapter.mjs", "--sanitize-vectors", file)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "adapter.mjs", "--sanitize-vectors", file)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
 	if err != nil {

@@ -3,6 +3,7 @@ package release
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,16 +163,21 @@ func writeZip(w io.Writer, m module.Version, dir string) error {
 	return nil
 }
 
+// commandDeadline bounds each git or go command this package runs.
+const commandDeadline = time.Minute
+
 // gitFiles lists, relative to dir and slash-separated, the files git tracks
 // or would track under dir. inGit is false when dir is not in a git work
 // tree (or git is not installed).
 func gitFiles(dir string) (names []string, inGit bool, err error) {
-	check := exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree")
+	ctx, cancel := context.WithTimeout(context.Background(), commandDeadline)
+	defer cancel()
+	check := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--is-inside-work-tree")
 	if out, err := check.Output(); err != nil || strings.TrimSpace(string(out)) != "true" {
 		return nil, false, nil
 	}
 	var stderr bytes.Buffer
-	ls := exec.Command("git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	ls := exec.CommandContext(ctx, "git", "-C", dir, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	ls.Stderr = &stderr
 	out, err := ls.Output()
 	if err != nil {
@@ -225,7 +231,9 @@ func ProxyURL(dir string) (string, error) {
 // the local module cache ($GOMODCACHE/cache/download), as the go command
 // of the given environment (nil: this process's) sees it.
 func CacheProxy(env []string) (string, error) {
-	cmd := exec.Command("go", "env", "GOMODCACHE")
+	ctx, cancel := context.WithTimeout(context.Background(), commandDeadline)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMODCACHE")
 	cmd.Env = env
 	out, err := cmd.Output()
 	if err != nil {

@@ -3,6 +3,7 @@ package release
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -120,7 +121,9 @@ func TestGoModDownloadServesThePublishedZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "mod", "download", "-json", ModulePath+"@"+p.Version)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", ModulePath+"@"+p.Version)
 	cmd.Dir = t.TempDir()
 	cmd.Env = OfflineEnv(nil, filepath.Join(t.TempDir(), "mod"), url)
 	out, err := cmd.Output()
@@ -167,7 +170,9 @@ func TestPublishOutsideGit(t *testing.T) {
 	write("sub/go.mod", "module example.com/m/sub\n")
 	write("sub/s.go", "package sub\n")
 	write(".hg/store", "x")
-	if _, err := exec.Command("git", "-C", dir, "rev-parse", "--is-inside-work-tree").Output(); err == nil {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--is-inside-work-tree").Output(); err == nil {
 		t.Skip("the temp folder is inside a git work tree")
 	}
 	p, err := Publish(t.TempDir(), dir, "v1.0.0", time.Now())
@@ -204,7 +209,9 @@ func TestPublishInGitLeavesIgnoredFilesOut(t *testing.T) {
 	}
 	git := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %q: %v\n%s", args, err, out)
 		}
