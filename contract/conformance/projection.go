@@ -175,6 +175,8 @@ func (p *ProjectionRun) start(ctx context.Context, e *env) error {
 		if slices.Contains(p.opts.RequiredFamilies, f) {
 			return broken(ruleRefusalRequired, fmt.Sprintf("histories of %s drawn (it is required)", f), fmt.Sprintf("%s is left out (WithoutFamilies)", f))
 		}
+		// Nothing of a family left out is checked: the verdict says so.
+		p.limits.add(Limit{Family: f, Reason: "left out of the run (WithoutFamilies)"})
 	}
 	s, err := e.start(ctx)
 	if err != nil {
@@ -193,7 +195,9 @@ func (p *ProjectionRun) start(ctx context.Context, e *env) error {
 			continue
 		}
 		p.declared = append(p.declared, f)
-		p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+		if !slices.Contains(p.leftOut, f) {
+			p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+		}
 		if !slices.Contains(p.leftOut, f) {
 			p.leftOut = append(p.leftOut, f)
 		}
