@@ -259,7 +259,8 @@ func TestConformLeavesOutFamilies(t *testing.T) {
 	reportFile := filepath.Join(t.TempDir(), "report.json")
 	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckProjection,
 		"--leave-out", "multi-result,image", "--leave-out", "long-history", "--report", reportFile)
-	if code != exitPass || !strings.Contains(out, "generated histories leave out: multi-result, image, long-history") {
+	if code != exitPass || !strings.Contains(out, "generated histories leave out: multi-result, image, long-history") ||
+		!strings.Contains(out, "\nPASS with limits: multi-result, image, long-history — 1 of 1 checks passed") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
 	if rep := readReport(t, reportFile); !slices.Equal(rep.LeftOut, []gen.Family{gen.FamilyMultiResult, gen.FamilyImage, gen.FamilyLongHistory}) {

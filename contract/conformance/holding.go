@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // HoldingDifference names one way a runtime may hold a canonical history
@@ -23,11 +24,10 @@ type HoldingDifference string
 
 // The holding differences, in the order HoldingDifferences lists them.
 const (
-	// HoldingUnknownMembersDropped: the unknown members (Extra) of a
-	// message, its provenance, its flags or a block are not held at all;
-	// the rule that unknown members survive a round trip verbatim is
-	// relaxed. Dropping some of them and keeping others is no holding
-	// difference.
+	// HoldingUnknownMembersDropped: no unknown member (Extra) of any
+	// message, provenance, flags or block is held; the rule that unknown
+	// members survive a round trip verbatim is relaxed. Dropping some of
+	// them and keeping others is no holding difference.
 	HoldingUnknownMembersDropped HoldingDifference = "unknown-members-dropped"
 	// HoldingReferenceAsOpaque: a fileReference, artifactReference or
 	// summaryReference block is held as an opaqueProvider block whose
@@ -67,6 +67,9 @@ func classifyHeld(given, held []contract.Message) ([]HoldingDifference, error) {
 		if err := classifyMessage(i, &given[i], &held[i], found); err != nil {
 			return nil, err
 		}
+	}
+	if found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(held), gen.FamilyUnknownMembers) {
+		return nil, broken(ruleHeld, "unknown members held everywhere as given, or nowhere", "unknown members dropped in some places and kept in others")
 	}
 	if d := diffGroups(contract.BuildToolAtomicGroups(given), contract.BuildToolAtomicGroups(held)); d != "" {
 		return nil, broken(ruleHeld, "the tool atomic groups of the given history", "the held history's groups: "+d)

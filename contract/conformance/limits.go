@@ -9,8 +9,8 @@ import (
 )
 
 // Limit is one limit of a run, part of its verdict: a family of history
-// shapes the runtime refused or declared it cannot hold, or a holding
-// difference its held histories show. A run with limits passes — "PASS
+// shapes the runtime refused or declared it cannot hold, or the run left
+// out, or a holding difference its held histories show. A run with limits passes — "PASS
 // with limits: multi-result, image" — unless a limit's family is required
 // (WithRequiredFamilies).
 type Limit struct {
@@ -24,7 +24,8 @@ type Limit struct {
 	// drawn).
 	Count int `json:"count"`
 	// Reason says how the limit arose: "refused" (with the first
-	// refusal's detail words), "declared by the instance", "held".
+	// refusal's detail words), "declared by the instance", "left out of
+	// the run (WithoutFamilies)", "held: …".
 	Reason string `json:"reason"`
 }
 

@@ -355,3 +355,108 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 		})
 	}
 }
+
+// historyHolding returns a generated history holding family f.
+func historyHolding(t *testing.T, f gen.Family) []contract.Message {
+	t.Helper()
+	for seed := range 500 {
+		ms := gen.HistoryWithout(conformance.FixtureRuntimeID, conformance.FixtureSessionID, gen.FamilyLongHistory).Example(seed)
+		if !slices.Contains(gen.FamiliesOf(ms), f) {
+			continue
+		}
+		// A history of unknown members holds them in a message and
+		// elsewhere too.
+		extras := 0
+		for i := range ms {
+			if len(ms[i].Extra) > 0 {
+				extras++
+			}
+			extras += len(ms[i].Provenance.Extra)
+		}
+		if f != gen.FamilyUnknownMembers || extras > 1 && slices.ContainsFunc(ms, func(m contract.Message) bool { return len(m.Extra) > 0 }) {
+			return ms
+		}
+	}
+	t.Fatalf("no history of %s", f)
+	return nil
+}
+
+// Each holding difference is recognised alone, and a near miss of one is
+// no holding difference.
+func TestHoldingDifferencesAreExact(t *testing.T) {
+	firstBlock := func(ms []contract.Message, typ contract.BlockType, f func(m *contract.Message, k int)) {
+		for i := range ms {
+			for k, b := range ms[i].Blocks {
+				if b.Type() == typ {
+					f(&ms[i], k)
+					return
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name   string
+		family gen.Family
+		hold   func(ms []contract.Message)
+		want   conformance.HoldingDifference // "" when the held history must fail
+	}{
+		{"all unknown members dropped", gen.FamilyUnknownMembers, eachMessage(dropExtra), conformance.HoldingUnknownMembersDropped},
+		{"some unknown members dropped", gen.FamilyUnknownMembers, func(ms []contract.Message) {
+			for i := range ms {
+				if len(ms[i].Extra) > 0 {
+					ms[i].Extra = nil
+					return
+				}
+			}
+		}, ""},
+		{"reference as opaque", gen.FamilyFileReference, eachMessage(referenceAsOpaque), conformance.HoldingReferenceAsOpaque},
+		{"reference as opaque with another value", gen.FamilyFileReference, func(ms []contract.Message) {
+			firstBlock(ms, contract.BlockFileReference, func(m *contract.Message, k int) {
+				m.Blocks[k] = &contract.OpaqueProviderBlock{OriginalType: new(string(contract.BlockFileReference)), Value: json.RawMessage(`{"type":"fileReference","path":"elsewhere"}`)}
+			})
+		}, ""},
+		{"text as opaque", gen.FamilyThinking, func(ms []contract.Message) {
+			firstBlock(ms, contract.BlockThinking, func(m *contract.Message, k int) {
+				m.Blocks[k] = &contract.OpaqueProviderBlock{OriginalType: new(string(contract.BlockThinking)), Value: json.RawMessage(`{}`)}
+			})
+		}, ""},
+		{"pi-session source", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Provenance.Source = contract.SourcePiSession }), conformance.HoldingProvenanceSource},
+		{"provenance entry", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Provenance.SessionID += "-held" }), ""},
+		{"thinking as text", gen.FamilyThinking, func(ms []contract.Message) {
+			firstBlock(ms, contract.BlockThinking, func(m *contract.Message, k int) {
+				m.Blocks[k] = &contract.TextBlock{Text: m.Blocks[k].(*contract.ThinkingBlock).Thinking}
+			})
+		}, ""},
+		{"tool result as custom", gen.FamilyMultiResult, eachMessage(func(m *contract.Message) {
+			if m.Role == contract.RoleTool {
+				m.Role = contract.RoleCustom
+			}
+		}), ""},
+		{"arguments", gen.FamilyParallelBatch, func(ms []contract.Message) {
+			firstBlock(ms, contract.BlockToolCall, func(m *contract.Message, k int) {
+				c := *m.Blocks[k].(*contract.ToolCallBlock)
+				c.Arguments = json.RawMessage(`{"held":true}`)
+				m.Blocks[k] = &c
+			})
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := historyHolding(t, tc.family)
+			err := conformance.CheckHistory(ctx, holding(tc.hold), msgs)
+			if tc.want == "" {
+				var f *conformance.Failure
+				if !errorsAs(err, &f) || !strings.Contains(f.Rule, "differs from the one it was given only in the holding differences") {
+					t.Fatalf("CheckHistory = %v, want a failure of the held history", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("CheckHistory = %v", err)
+			}
+			r := projection(holding(tc.hold), conformance.WithHistories(8))
+			if r.Status != conformance.StatusPass || !slices.ContainsFunc(r.Limits, func(l conformance.Limit) bool { return l.Holding == tc.want && l.Count > 0 }) {
+				t.Fatalf("projection %s %+v, limits %+v; want %s counted", r.Status, r.Failure, r.Limits, tc.want)
+			}
+		})
+	}
+}

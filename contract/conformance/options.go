@@ -112,7 +112,7 @@ func WithHistories(n int) Option { return func(o *options) { o.Histories = n } }
 
 // WithoutFamilies makes every generated history a history without the
 // given families of shapes (gen.HistoryWithout), for a runtime that cannot
-// represent them; the run report lists them. It panics on a value that is
+// represent them; the run report lists them, and shows each as a limit. It panics on a value that is
 // not one of gen.Families (use gen.ParseFamily on user input).
 func WithoutFamilies(fams ...gen.Family) Option {
 	for _, f := range fams {

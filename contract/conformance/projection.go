@@ -175,6 +175,8 @@ func (p *ProjectionRun) start(ctx context.Context, e *env) error {
 		if slices.Contains(p.opts.RequiredFamilies, f) {
 			return broken(ruleRefusalRequired, fmt.Sprintf("histories of %s drawn (it is required)", f), fmt.Sprintf("%s is left out (WithoutFamilies)", f))
 		}
+		// Nothing of a family left out is checked: the verdict says so.
+		p.limits.add(Limit{Family: f, Reason: "left out of the run (WithoutFamilies)"})
 	}
 	s, err := e.start(ctx)
 	if err != nil {
@@ -193,7 +195,9 @@ func (p *ProjectionRun) start(ctx context.Context, e *env) error {
 			continue
 		}
 		p.declared = append(p.declared, f)
-		p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+		if !slices.Contains(p.leftOut, f) {
+			p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+		}
 		if !slices.Contains(p.leftOut, f) {
 			p.leftOut = append(p.leftOut, f)
 		}
@@ -309,18 +313,12 @@ func (p *ProjectionRun) consistent(f gen.Family) error {
 // isolation draws the isolation histories of the refused family f from
 // seed and checks each is refused for f.
 func (p *ProjectionRun) isolation(ctx context.Context, e *env, f gen.Family, seed uint64) error {
-	fx := NewFixture()
-	others := slices.DeleteFunc(gen.Families(), func(g gen.Family) bool { return g == f })
-	g := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, others...)
-	found := 0
-	for k := 0; k < isolationTries && found < isolationHistories; k++ {
-		s := isolationSeed(seed, f, k)
-		msgs := g.Example(s)
-		if fams := gen.FamiliesOf(msgs); len(fams) != 1 || fams[0] != f {
-			continue
-		}
-		found++
-		where := fmt.Sprintf("isolation history of %s (run seed %d, draw %d), %s", f, seed, s, historyShape(msgs))
+	hs, draws, err := isolationDraws(f, seed)
+	if err != nil {
+		return err
+	}
+	for i, msgs := range hs {
+		where := fmt.Sprintf("isolation history of %s (run seed %d, draw %d), %s", f, seed, draws[i], historyShape(msgs))
 		err := p.projectOne(ctx, e, msgs)
 		r, ok := refusalOf(err)
 		switch {
@@ -334,10 +332,27 @@ func (p *ProjectionRun) isolation(ctx context.Context, e *env, f gen.Family, see
 		}
 		p.isolated++
 	}
-	if found < isolationHistories {
-		return fmt.Errorf("conformance: no %d isolation histories of %s in %d draws from seed %d", isolationHistories, f, isolationTries, seed)
-	}
 	return nil
+}
+
+// isolationDraws returns the isolation histories of f drawn from seed —
+// histories holding f and no other family — and the draw of each.
+func isolationDraws(f gen.Family, seed uint64) ([][]contract.Message, []int, error) {
+	fx := NewFixture()
+	others := slices.DeleteFunc(gen.Families(), func(g gen.Family) bool { return g == f })
+	g := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, others...)
+	var hs [][]contract.Message
+	var draws []int
+	for k := 0; k < isolationTries && len(hs) < isolationHistories; k++ {
+		s := isolationSeed(seed, f, k)
+		if msgs := g.Example(s); slices.Equal(gen.FamiliesOf(msgs), []gen.Family{f}) {
+			hs, draws = append(hs, msgs), append(draws, s)
+		}
+	}
+	if len(hs) < isolationHistories {
+		return nil, nil, fmt.Errorf("conformance: no %d isolation histories of %s in %d draws from seed %d", isolationHistories, f, isolationTries, seed)
+	}
+	return hs, draws, nil
 }
 
 // isolationSeed is the k-th draw's seed for the isolation histories of f:
