@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -210,7 +211,7 @@ func TestServeReferenceEmbeddings(t *testing.T) {
 
 // The command runs the catalogue directly: no test framework is linked in.
 func TestCommandDoesNotLinkGinkgo(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	out, err := exec.CommandContext(deadline(t, time.Minute), "go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

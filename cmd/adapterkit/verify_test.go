@@ -460,7 +460,7 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := release.CacheProxy(nil)
+	cache, err := release.CacheProxy(deadline(t, time.Minute), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package release
 import (
 	"archive/zip"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -120,7 +121,9 @@ func TestGoModDownloadServesThePublishedZip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "mod", "download", "-json", ModulePath+"@"+p.Version)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", ModulePath+"@"+p.Version)
 	cmd.Dir = t.TempDir()
 	cmd.Env = OfflineEnv(nil, filepath.Join(t.TempDir(), "mod"), url)
 	out, err := cmd.Output()

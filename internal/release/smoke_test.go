@@ -2,6 +2,7 @@ package release
 
 import (
 	"bytes"
+	"context"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -72,7 +73,9 @@ func smokeEnvironment(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := CacheProxy(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cache, err := CacheProxy(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,10 +83,12 @@ func smokeEnvironment(t *testing.T, dir string) []string {
 }
 
 // goCmd runs the go command in dir and returns its combined output; a
-// failure stops the test.
+// failure, or a command still running after ten minutes, stops the test.
 func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("go", args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	var out bytes.Buffer
