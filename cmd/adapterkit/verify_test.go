@@ -281,7 +281,7 @@ func TestBoundaryDifferences(t *testing.T) {
 			}
 			b.Constants = append(b.Constants, release.Constant{Package: "contract/privacy", Name: "Backdoor", Type: "untyped bool", Value: "true"})
 		}, []string{
-			`contract.HistorySchemaVersion: not in the release on windows/amd64; this build has "runtime-history-v1" (untyped string) (the release differs between platforms)`,
+			`contract.HistorySchemaVersion: missing from the release on windows/amd64; this build has "runtime-history-v1" (untyped string) (the release differs between platforms)`,
 			`contract/privacy.Backdoor: the release has true (untyped bool) on every platform; this build has no such constant`,
 		}},
 		{"registry function gone and changed", func(p release.Platform, b *release.Boundary) {
@@ -293,7 +293,7 @@ func TestBoundaryDifferences(t *testing.T) {
 			}
 		}, []string{
 			`contract.CapabilityIDs: the release has func() []string on darwin/arm64; this build has func() []contract.CapabilityID (the release differs between platforms)`,
-			`contract.IsRegisteredCapability: not in the release on every platform; this build has func(string) bool`,
+			`contract.IsRegisteredCapability: missing from the release on every platform; this build has func(string) bool`,
 		}},
 	}
 	for _, tc := range cases {
