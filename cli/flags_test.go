@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
 // TestDocsOptionTableNamesEveryFlag requires every flag that sets an
@@ -43,5 +46,21 @@ func TestDocsOptionTableNamesEveryFlag(t *testing.T) {
 		if !known[name] {
 			t.Errorf("docs/conformance.md: the option table names --%s, which sets no option", name)
 		}
+	}
+}
+
+// TestDocsBridgeTimeoutIsTheCLIs requires docs/bridge.md to give conform's
+// default call bound, the one the flag's option has.
+func TestDocsBridgeTimeoutIsTheCLIs(t *testing.T) {
+	b, err := os.ReadFile("../docs/bridge.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| `--timeout D` | bound on each call to the process (default `" + conformance.DefaultCallTimeout.String() + "`) |"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/bridge.md has no row %q", want)
+	}
+	if !strings.Contains(string(b), fmt.Sprintf("`adapterkit conform --timeout`, %d s by default", int(conformance.DefaultCallTimeout.Seconds()))) {
+		t.Errorf("docs/bridge.md does not say conform bounds every call by %s by default", conformance.DefaultCallTimeout)
 	}
 }

@@ -134,8 +134,30 @@ func BenchmarkFloorReadHashDecode(b *testing.B) {
 	}
 }
 
-// BenchmarkFloorReadHash is the floor of a snapshot after an append: read
-// the whole file and hash it.
+// BenchmarkFloorReadCompare is the floor of a snapshot after an append
+// (and of one of an unchanged file): read the whole file and compare it
+// with a copy of its bytes held in memory.
+func BenchmarkFloorReadCompare(b *testing.B) {
+	e := benchHistory(b)
+	held, err := os.ReadFile(e.path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(held)))
+	b.ReportAllocs()
+	for b.Loop() {
+		data, err := os.ReadFile(e.path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !bytes.Equal(data, held) {
+			b.Fatal("file changed")
+		}
+	}
+}
+
+// BenchmarkFloorReadHash reads the whole file and hashes it (SHA-256): what
+// a snapshot would cost if it hashed every byte again.
 func BenchmarkFloorReadHash(b *testing.B) {
 	e := benchHistory(b)
 	b.SetBytes(fileSize(b, e.path))
@@ -149,13 +171,24 @@ func BenchmarkFloorReadHash(b *testing.B) {
 	}
 }
 
+// heapBase is the live heap peakHeap measured before its function ran.
+var heapBase uint64
+
+// liveHeap collects garbage and returns the heap's live objects' size.
+func liveHeap() uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	return sample[0].Value.Uint64()
+}
+
 // peakHeap samples the live heap while fn runs and returns the highest
-// value above the heap in use before it started.
+// value above the heap in use before it started (heapBase).
 func peakHeap(fn func()) uint64 {
 	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 	read := func() uint64 { metrics.Read(sample); return sample[0].Value.Uint64() }
-	runtime.GC()
-	base := read()
+	base := liveHeap()
+	heapBase = base
 	var peak atomic.Uint64
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -194,9 +227,11 @@ func BenchmarkSnapshotCold(b *testing.B) {
 	// The peak is measured on one untimed snapshot: measuring it forces a
 	// collection first, which must not count as snapshot time.
 	var snap contract.HistorySnapshot
+	var a *Adapter
 	peak := peakHeap(func() {
 		var err error
-		if snap, err = e.adapter(b).SnapshotHistory(context.Background()); err != nil {
+		a = e.adapter(b)
+		if snap, err = a.SnapshotHistory(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	})
@@ -204,6 +239,10 @@ func BenchmarkSnapshotCold(b *testing.B) {
 		b.Fatal(len(snap.Messages))
 	}
 	snap = contract.HistorySnapshot{}
+	// What the adapter keeps once the caller has dropped its snapshot.
+	resident := liveHeap() - heapBase
+	runtime.KeepAlive(a)
+	a = nil
 	b.SetBytes(size)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -214,11 +253,13 @@ func BenchmarkSnapshotCold(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/float64(size), "peak-heap/file")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	b.ReportMetric(float64(resident)/float64(size), "resident/file")
+	b.ReportMetric(float64(resident)/(1<<20), "resident-MiB")
 }
 
 // BenchmarkSnapshotUnchanged is a snapshot of an unchanged file by an
 // adapter that has read it before: the file is read and compared with the
-// cached bytes, nothing is hashed or decoded, and the caller gets a fresh
+// cached print, nothing is hashed or decoded, and the caller gets a fresh
 // copy.
 func BenchmarkSnapshotUnchanged(b *testing.B) {
 	e := benchHistory(b)
@@ -245,7 +286,7 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 // SHA-256 state), decoded and validated against the id index.
 // After a text message ("text") the groups are the cached ones; after a
 // tool call or result ("tool") the groups it touches are derived again.
-// Its floor is BenchmarkFloorReadHash.
+// Its floor is BenchmarkFloorReadCompare.
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
 	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
 	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })

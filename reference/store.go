@@ -57,12 +57,12 @@ type cached struct {
 	// message id of its group) are built on the first tool append.
 	pos     map[string]int32
 	groupOf map[string]string
-	// data holds the file's first size bytes as they were read, in
-	// order, and digest is the SHA-256 state after them. Neither is
-	// written once the state is made; an extension appends chunks beyond
-	// data's length and works on a copy of digest. A History keeps
-	// neither.
-	data   [][]byte
+	// print remembers the file's first size bytes without keeping them
+	// (see prefixPrint), and digest is the SHA-256 state after them.
+	// Neither is written once the state is made; an extension appends
+	// fingerprints beyond print's length and works on a copy of digest. A
+	// History keeps neither.
+	print  prefixPrint
 	digest hash.Hash
 }
 
@@ -132,10 +132,12 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 	if err != nil {
 		return nil, err
 	}
-	// Hash while parsing: on more than one processor the revision is free.
+	// Hash while parsing: on more than one processor the revision and
+	// the print are free.
 	digest := sha256.New()
+	var print prefixPrint
 	hashed := make(chan struct{})
-	go func() { digest.Write(data); close(hashed) }()
+	go func() { digest.Write(data); print = newPrint(data); close(hashed) }()
 	h, err := parseHistoryCtx(ctx, readOp, s.path, data, s.limits)
 	<-hashed
 	if err != nil {
@@ -145,7 +147,7 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 		return nil, identityError(s.path)
 	}
 	next := &cached{header: h.header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil)), messages: h.messages,
-		data: [][]byte{data}, digest: digest}
+		print: print, digest: digest}
 	// A cold read validates as an append of every message to an empty
 	// history: the same checks, the same fallback to the full validator.
 	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
@@ -173,15 +175,15 @@ func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string,
 	return root, nil
 }
 
-// extend compares the first c.size bytes of f with c.data. When they are
+// extend compares the first c.size bytes of f with c.print. When they are
 // the same it reads the rest, decodes only the new lines and returns the
 // extended (not yet validated) state and the new bytes (nil when there were
 // none). It returns a nil state when the prefix changed.
 func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []byte, error) {
 	if s.buf == nil {
-		s.buf = make([]byte, 256<<10)
+		s.buf = make([]byte, printChunk)
 	}
-	same, err := samePrefix(ctx, io.LimitReader(f, c.size), c.data, s.buf)
+	same, err := c.print.matches(ctx, io.LimitReader(f, c.size), s.buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -219,7 +221,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 	}
 	digest.Write(suffix)
 	// Appending may write into the spare capacity of c.messages and
-	// c.data, beyond their lengths: c itself, and every copy made from it,
+	// c.print, beyond their lengths: c itself, and every copy made from it,
 	// is unaffected.
 	msgs, err := decodeRecords(ctx, readOp, s.path, suffix, len(c.messages)+2, c.messages)
 	if err != nil {
@@ -230,7 +232,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 		size:     c.size + int64(len(suffix)),
 		revision: hex.EncodeToString(digest.Sum(nil)),
 		messages: msgs,
-		data:     append(c.data, bytes.Clone(suffix)), // without ReadAll's spare room
+		print:    c.print.extended(suffix),
 		digest:   digest,
 	}
 	return next, suffix, nil
@@ -300,43 +302,6 @@ func (s *store) settle(ctx context.Context, f *os.File, base int64, tail []byte)
 		case <-timer.C:
 		}
 		delay = min(2*delay, lockPollMax)
-	}
-}
-
-// samePrefix reports whether r holds exactly the bytes of the chunks of
-// data, in order, and nothing more. It reads r in pieces of len(buf) bytes
-// and stops at the first difference or when ctx ends.
-func samePrefix(ctx context.Context, r io.Reader, data [][]byte, buf []byte) (bool, error) {
-	k, off := 0, 0 // the chunk of data compared next, and the offset in it
-	for {
-		if err := ctx.Err(); err != nil {
-			return false, err
-		}
-		n, err := io.ReadFull(r, buf)
-		got := buf[:n]
-		for len(got) > 0 {
-			for k < len(data) && off == len(data[k]) {
-				k, off = k+1, 0
-			}
-			if k == len(data) {
-				return false, nil // r holds more
-			}
-			m := min(len(got), len(data[k])-off)
-			if !bytes.Equal(got[:m], data[k][off:off+m]) {
-				return false, nil
-			}
-			got, off = got[m:], off+m
-		}
-		switch err {
-		case nil:
-		case io.EOF, io.ErrUnexpectedEOF:
-			for k < len(data) && off == len(data[k]) {
-				k, off = k+1, 0
-			}
-			return k == len(data), nil
-		default:
-			return false, err
-		}
 	}
 }
 

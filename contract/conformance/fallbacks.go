@@ -73,12 +73,12 @@ func (r fallbackRow) wantResult(rule, when string, c contract.CompletionResult) 
 func (r fallbackRow) wantRecorded(when string, added []contract.Diagnostic) error {
 	if r.diagnostic == "" {
 		if len(added) > 0 {
-			return broken(fmt.Sprintf("a %s fallback records no diagnostic", r.code), "no new diagnostic "+when,
+			return broken(fmt.Sprintf("%s fallback records no diagnostic", article(string(r.code))), "no new diagnostic "+when,
 				"new diagnostics "+describeDiagnostics(added))
 		}
 		return nil
 	}
-	rule := fmt.Sprintf("a %s fallback records one %s diagnostic of severity %s", r.code, r.diagnostic, r.severity)
+	rule := fmt.Sprintf("%s fallback records one %s diagnostic of severity %s", article(string(r.code)), r.diagnostic, r.severity)
 	var mine []contract.Diagnostic
 	for _, d := range added {
 		switch {
@@ -267,7 +267,7 @@ func checkInvalidRequests(ctx context.Context, e *env) error {
 	rec := newRecorder(a)
 	const rule = "a completion whose provider or model is blank (empty after JavaScript's trim) falls back with invalid-request without a transport call and records completion-request-invalid"
 	try := func(field, name, provider, model string) error {
-		when := fmt.Sprintf("for a %s %s", name, field)
+		when := fmt.Sprintf("for %s %s", article(name), field)
 		before := tr.Len()
 		c := a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: PlainPayload()})
 		if c.Status != contract.StatusFallback || c.Code != contract.FallbackInvalidRequest {
@@ -393,11 +393,11 @@ func checkRecordedDiagnostics(ctx context.Context, e *env) error {
 	for _, f := range blankForms {
 		for _, p := range []any{PlainPayload(), HostilePayload()} {
 			if _, err := a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: f.value, Payload: p}); err == nil {
-				return broken("EnforcePrivacy with a blank provider returns an error", fmt.Sprintf("an error for a %s provider", f.name), "no error")
+				return broken("EnforcePrivacy with a blank provider returns an error", fmt.Sprintf("an error for %s provider", article(f.name)), "no error")
 			}
 			if added := rec.added(); len(added) > 0 {
 				return broken("EnforcePrivacy with a blank provider returns an error without recording a diagnostic",
-					fmt.Sprintf("no new diagnostic for a %s provider", f.name), "new diagnostics "+describeDiagnostics(added))
+					fmt.Sprintf("no new diagnostic for %s provider", article(f.name)), "new diagnostics "+describeDiagnostics(added))
 			}
 		}
 	}

@@ -436,7 +436,7 @@ func kindName(v jsonw.Value) string {
 	case jsonw.Array:
 		return fmt.Sprintf("an array of %d items", len(v.Items))
 	}
-	return "a " + v.Kind.String()
+	return article(v.Kind.String())
 }
 
 // diffJSON describes the first difference between two parsed values at

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -62,7 +63,132 @@ func TestReleaseSmoke(t *testing.T) {
 	if !strings.Contains(out, "reference") {
 		t.Errorf("adapterkit conform does not name the reference adapter:\n%s", out)
 	}
+
+	t.Run("README", func(t *testing.T) { readmeSteps(t, env) })
 	t.Logf("release smoke test: %s", time.Since(start).Round(time.Second))
+}
+
+// readmeAdapter is what an adapter repository has written before it
+// follows the README: a package whose factory the README's code plugs in
+// (here, the published reference adapter's).
+const readmeAdapter = `// Package myadapter is the adapter the README's steps check.
+package myadapter
+
+import (
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/reference"
+)
+
+// ConformanceFactory returns the adapter's conformance factory.
+func ConformanceFactory() conformance.Factory { return reference.NewConformanceFactory() }
+`
+
+// readmeSteps follows the README's "Check your own adapter" section in an
+// empty module, as it is written: every Go file it shows (named by its
+// first line's comment) is written where it says, and every command of its
+// sh blocks runs, in the README's order; only the kit's version becomes the
+// one published.
+func readmeSteps(t *testing.T, env []string) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Check your own adapter\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Check your own adapter\"")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	dir := filepath.Join(t.TempDir(), "myadapter")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	goCmd(t, dir, env, "mod", "init", "example.com/myadapter")
+	if err := os.WriteFile(filepath.Join(dir, "myadapter.go"), []byte(readmeAdapter), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pinned := ginkgoPin(t)
+	var ran []string
+	for _, block := range fencedBlocks(section) {
+		switch block.lang {
+		case "go":
+			first, _, _ := strings.Cut(block.text, "\n")
+			name, ok := strings.CutPrefix(first, "// ")
+			if !ok || !strings.HasSuffix(name, ".go") {
+				continue // a fragment, not a file
+			}
+			full := filepath.Join(dir, filepath.FromSlash(name))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(full, []byte(block.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case "sh":
+			for _, line := range strings.Split(block.text, "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				args := strings.Fields(line)
+				if len(args) == 0 {
+					continue
+				}
+				if args[0] != "go" {
+					t.Fatalf("README.md: a step that is no go command: %q", line)
+				}
+				for i, a := range args {
+					switch {
+					case strings.HasPrefix(a, ModulePath+"@"):
+						if a != ModulePath+"@v0.2.0" {
+							t.Fatalf("README.md gets %s; the smoke test publishes the checkout in place of v0.2.0", a)
+						}
+						args[i] = ModulePath + "@" + smokeVersion
+					case strings.HasPrefix(a, "github.com/onsi/ginkgo/v2/ginkgo@"):
+						if a != "github.com/onsi/ginkgo/v2/ginkgo@"+pinned {
+							t.Errorf("README.md gets %s; the kit pins Ginkgo %s", a, pinned)
+						}
+					}
+				}
+				out := goCmd(t, dir, env, args[1:]...)
+				if slices.Contains(args, "ginkgo") || slices.Contains(args, "./spec") {
+					assertSpecsRan(t, line, out)
+				}
+				ran = append(ran, strings.Join(args[:2], " "))
+			}
+		}
+	}
+	for _, want := range []string{"go get", "go mod", "go tool", "go run"} {
+		if !slices.Contains(ran, want) {
+			t.Errorf("README.md: the steps ran %q, no %s", ran, want)
+		}
+	}
+	for _, file := range []string{"conformance.json", "conformance.xml", "ginkgo.xml"} {
+		if _, err := os.Stat(filepath.Join(dir, file)); err != nil {
+			t.Errorf("the README's steps wrote no %s: %v", file, err)
+		}
+	}
+}
+
+// fenced is a fenced code block of a Markdown text.
+type fenced struct{ lang, text string }
+
+// fencedBlocks returns the fenced code blocks of md, in order.
+func fencedBlocks(md string) []fenced {
+	var (
+		out  []fenced
+		cur  *fenced
+		body []string
+	)
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur, body = &fenced{lang: strings.TrimPrefix(line, "```")}, nil
+		case cur != nil && line == "```":
+			cur.text = strings.Join(body, "\n") + "\n"
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			body = append(body, line)
+		}
+	}
+	return out
 }
 
 // smokeEnvironment is OfflineEnv over the proxy at dir and the local
@@ -73,7 +199,7 @@ func smokeEnvironment(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cache, err := CacheProxy(ctx, nil)
 	if err != nil {
@@ -82,13 +208,18 @@ func smokeEnvironment(t *testing.T, dir string) []string {
 	return OfflineEnv(nil, filepath.Join(t.TempDir(), "mod"), own, cache)
 }
 
+// goDeadline bounds one go command of the smoke test: a build of the kit
+// and its dependencies with an empty build cache on a loaded machine.
+const goDeadline = 8 * time.Minute
+
 // goCmd runs the go command in dir and returns its combined output; a
-// failure, or a command still running after ten minutes, stops the test.
+// failure stops the test.
 func goCmd(t *testing.T, dir string, env []string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), goDeadline)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.WaitDelay = time.Second
 	cmd.Dir = dir
 	cmd.Env = env
 	var out bytes.Buffer
