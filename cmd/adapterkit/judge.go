@@ -212,7 +212,7 @@ func compareByPlatform(bs []release.Boundary, build map[string]string, got []map
 			where := platformsText(on[text], len(bs))
 			switch {
 			case text == absent:
-				diffs = append(diffs, fmt.Sprintf("%s: not in the release %s; this build has %s%s", name, where, want, varies))
+				diffs = append(diffs, fmt.Sprintf("%s: missing from the release %s; this build has %s%s", name, where, want, varies))
 			case !inBuild:
 				diffs = append(diffs, fmt.Sprintf("%s: the release has %s %s; this build has no such %s%s", name, text, where, noun, varies))
 			default:

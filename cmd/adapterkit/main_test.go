@@ -213,9 +213,7 @@ func TestServeReferenceEmbeddings(t *testing.T) {
 
 // The command runs the catalogue directly: no test framework is linked in.
 func TestCommandDoesNotLinkGinkgo(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "go", "list", "-deps", ".").Output()
+	out, err := exec.CommandContext(deadline(t, time.Minute), "go", "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}

@@ -229,10 +229,9 @@ func ProxyURL(dir string) (string, error) {
 
 // CacheProxy returns the GOPROXY entry that serves the modules already in
 // the local module cache ($GOMODCACHE/cache/download), as the go command
-// of the given environment (nil: this process's) sees it.
-func CacheProxy(env []string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), commandDeadline)
-	defer cancel()
+// of the given environment (nil: this process's) sees it; ctx bounds the
+// go command.
+func CacheProxy(ctx context.Context, env []string) (string, error) {
 	cmd := exec.CommandContext(ctx, "go", "env", "GOMODCACHE")
 	cmd.Env = env
 	out, err := cmd.Output()

@@ -199,7 +199,9 @@ func smokeEnvironment(t *testing.T, dir string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := CacheProxy(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cache, err := CacheProxy(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
