@@ -640,13 +640,18 @@ func removeStaleTemps(dir, base string) {
 	}
 }
 
-// AppendMessage appends msg to the history at path as one new line: it is
-// OpenHistory, History.Append and Close in one call, so it reads and
-// validates the whole file first and costs about a cold read. A runtime
-// that appends many messages keeps a History open instead.
+// AppendMessage appends msg to the history at path as one new line.
 //
-// The checks and errors are History.Append's; the wait for the writer lock
-// is OpenHistory's (bounded by ctx, then ErrLocked).
+// When this process holds a History open on that file (through any name
+// or link), the message is appended through it: History.Append, in
+// constant time, with the bounds of both. Otherwise it is OpenHistory,
+// History.Append and Close in one call: it reads and validates the whole
+// file first, so it costs about a cold read, and waits for the writer lock
+// as OpenHistory does (bounded by ctx, then ErrLocked). A runtime that
+// appends many messages keeps a History open and calls Append; the
+// one-shot call is for a process that appends now and then.
+//
+// The checks and errors are History.Append's.
 func AppendMessage(ctx context.Context, path string, msg contract.Message, opts ...HistoryOption) error {
 	const op = "append"
 	if err := ctx.Err(); err != nil {
@@ -659,11 +664,18 @@ func AppendMessage(ctx context.Context, path string, msg contract.Message, opts 
 	if _, err := appendRecord(nil, &msg); err != nil {
 		return parseError(op, path, 0, ErrInvalidMessage, "message is not structurally valid", err)
 	}
+	if h := openHandle(path); h != nil {
+		// A History this process holds open on the file: append through
+		// it, in constant time. One closed meanwhile is passed over.
+		if err := h.append(ctx, op, &msg, l); !errors.Is(err, ErrClosed) {
+			return err
+		}
+	}
 	h, err := openHistory(ctx, op, path, l)
 	if err != nil {
 		return err
 	}
-	err = h.append(ctx, op, &msg)
+	err = h.append(ctx, op, &msg, l)
 	// A record appended is synced already: closing cannot undo it, so a
 	// failure to close does not turn the append into an error.
 	h.Close()

@@ -39,6 +39,8 @@ type History struct {
 	err    error     // once set, every append fails with it
 	torn   bool      // a failed record's bytes could not be taken back
 	closed bool
+	key    fileKey // the file's identity in handles, when keyed
+	keyed  bool
 }
 
 // fileStamp is what a file's status says about its content: which file it
@@ -95,7 +97,54 @@ func lockAndRead(ctx context.Context, op, path string, l limits, f *os.File, fi 
 	if err := lockWriter(ctx, op, path, f); err != nil {
 		return nil, err
 	}
-	return readLocked(ctx, op, path, l, f, fi)
+	h, err := readLocked(ctx, op, path, l, f, fi)
+	if err == nil {
+		h.register(fi)
+	}
+	return h, err
+}
+
+// handles are the Histories open in this process, by the identity of
+// their file, so that AppendMessage appends through one instead of
+// reading the whole file (and waiting for the lock this process holds).
+var handles = struct {
+	sync.Mutex
+	m map[fileKey]*History
+}{m: map[fileKey]*History{}}
+
+func (h *History) register(fi fs.FileInfo) {
+	if k, ok := keyOf(fi); ok {
+		handles.Lock()
+		handles.m[k] = h
+		handles.Unlock()
+		h.key, h.keyed = k, true
+	}
+}
+
+func (h *History) unregister() {
+	if h.keyed {
+		handles.Lock()
+		if handles.m[h.key] == h {
+			delete(handles.m, h.key)
+		}
+		handles.Unlock()
+	}
+}
+
+// openHandle returns the History open in this process on the file at
+// path, or nil.
+func openHandle(path string) *History {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil
+	}
+	k, ok := keyOf(fi)
+	if !ok {
+		return nil
+	}
+	handles.Lock()
+	defer handles.Unlock()
+	return handles.m[k]
 }
 
 // readLocked reads and validates the history open as f while the caller
@@ -190,6 +239,7 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 	digest := sha256.New()
 	digest.Write(data)
 	h := &History{path: path, limits: l, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
+	h.register(fi)
 	h.state = cached{header: header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
 	h.state.ids, h.state.calls = indexOf(messages)
 	return h, nil
@@ -220,6 +270,7 @@ func (h *History) Close() error {
 		return nil
 	}
 	h.closed = true
+	h.unregister()
 	if h.torn && h.f.Truncate(h.state.size) == nil && h.f.Sync() == nil {
 		h.torn = false
 	}
@@ -249,10 +300,11 @@ func (h *History) Close() error {
 // the handle, and open the file again (after RecoverHistory, when a write
 // failed half way).
 func (h *History) Append(ctx context.Context, msg contract.Message) error {
-	return h.append(ctx, "append", &msg)
+	return h.append(ctx, "append", &msg, h.limits)
 }
 
-func (h *History) append(ctx context.Context, op string, m *contract.Message) error {
+// append appends m within both h's bounds and l.
+func (h *History) append(ctx context.Context, op string, m *contract.Message, l limits) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	switch {
@@ -273,10 +325,10 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message) er
 	if p.SessionID != hd.SessionID || p.RuntimeID == nil || *p.RuntimeID != hd.RuntimeID {
 		return parseError(op, h.path, 0, ErrIdentityMismatch, "message belongs to another session or runtime", nil)
 	}
-	if h.state.size+int64(len(line)) > h.limits.maxBytes {
+	if h.state.size+int64(len(line)) > min(h.limits.maxBytes, l.maxBytes) {
 		return parseError(op, h.path, 0, ErrHistoryTooLarge, "append would exceed the byte bound", nil)
 	}
-	if h.count+1 > h.limits.maxMessages {
+	if h.count+1 > min(h.limits.maxMessages, l.maxMessages) {
 		return parseError(op, h.path, 0, ErrHistoryTooLarge, "append would exceed the message bound", nil)
 	}
 	if err := h.checkUnchanged(ctx, op); err != nil {

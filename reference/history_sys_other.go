@@ -27,3 +27,10 @@ func funlock(*os.File) error { return nil }
 
 // syncDir does nothing: folders cannot be synced outside Unix.
 func syncDir(string) error { return nil }
+
+// fileKey is a file's identity; outside Unix no History opens, and no
+// file has one.
+type fileKey struct{}
+
+// keyOf reports that fi has no identity here.
+func keyOf(os.FileInfo) (fileKey, bool) { return fileKey{}, false }

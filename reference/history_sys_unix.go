@@ -83,3 +83,15 @@ func syncDir(dir string) error {
 	}
 	return err
 }
+
+// fileKey is a file's identity: its device and inode numbers.
+type fileKey struct{ dev, ino uint64 }
+
+// keyOf returns the identity of the file fi describes.
+func keyOf(fi os.FileInfo) (fileKey, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileKey{}, false
+	}
+	return fileKey{dev: uint64(st.Dev), ino: uint64(st.Ino)}, true
+}

@@ -3,7 +3,6 @@ package reference
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"hash"
@@ -40,6 +39,7 @@ type store struct {
 	limits limits
 	buf    []byte
 	c      *cached
+	block  int // the bytes a cold read reads at a time; 0 for readChunk
 }
 
 // cached is a history state that passed every check. Its messages are never
@@ -125,29 +125,15 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 			return nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 		}
 	}
-	data, err := readOpen(ctx, readOp, s.path, f, fi, s.limits)
-	if err == nil {
-		data, err = s.settle(ctx, f, 0, data)
-	}
-	if err != nil {
-		return nil, err
-	}
-	// Hash while parsing: on more than one processor the revision and
-	// the print are free.
-	digest := sha256.New()
-	var print prefixPrint
-	hashed := make(chan struct{})
-	go func() { digest.Write(data); print = newPrint(data); close(hashed) }()
-	h, err := parseHistoryCtx(ctx, readOp, s.path, data, s.limits)
-	<-hashed
+	h, err := s.coldRead(ctx, f, fi)
 	if err != nil {
 		return nil, err
 	}
 	if h.header.RuntimeID != runtimeID || h.root != trustedRoot {
 		return nil, identityError(s.path)
 	}
-	next := &cached{header: h.header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil)), messages: h.messages,
-		print: print, digest: digest}
+	next := &cached{header: h.header, size: h.size, revision: hex.EncodeToString(h.digest.Sum(nil)), messages: h.msgs,
+		print: h.print, digest: h.digest}
 	// A cold read validates as an append of every message to an empty
 	// history: the same checks, the same fallback to the full validator.
 	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}

@@ -39,11 +39,6 @@ type prefixPrint struct {
 	tail   []byte
 }
 
-// newPrint returns the print of data, in chunks of printChunk bytes.
-func newPrint(data []byte) prefixPrint {
-	return prefixPrint{chunk: printChunk}.extended(data)
-}
-
 // size is the number of bytes p remembers.
 func (p prefixPrint) size() int64 { return int64(len(p.prints))*int64(p.chunk) + int64(len(p.tail)) }
 
