@@ -23,9 +23,15 @@
 // History (OpenHistory, CreateAndOpenHistory) is the file's one writer:
 // it holds the file's writer lock, reads the file once, and appends each
 // message as one synced line in constant time; AppendMessage is the
-// one-shot form. Nothing in this package rewrites a history file; only
-// RecoverHistory truncates one, and only to move a torn last record aside.
-// See docs/reference-history.md.
+// one-shot form (through a History the process holds, when there is one).
+// Writers lock the file itself, so one writer holds it whatever name or
+// link it was opened through; readers take no lock and never hold up a
+// writer. Nothing in this package rewrites a history file: an append that
+// fails takes back its own unacknowledged bytes, and RecoverHistory
+// truncates a torn last record, after moving it aside (or, with no room
+// for that, when it is the start of one of this package's records).
+// Errors name what the operating system said (ErrWriteFailed,
+// ErrReadOnly). See docs/reference-history.md.
 //
 // # Reading and bounds
 //

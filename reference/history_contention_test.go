@@ -128,18 +128,24 @@ func TestAppendWhileReadersRead(t *testing.T) {
 	var snaps, reading atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
-	for range goroutines {
+	warm := make([]chan struct{}, goroutines)
+	for i := range goroutines {
 		a := newAdapter(t, e.options(nil))
 		reading.Add(1)
+		warm[i] = make(chan struct{})
 		wg.Go(func() {
 			defer reading.Add(-1)
-			for readCtx.Err() == nil {
+			for first := true; readCtx.Err() == nil; {
 				ctx, cancel := context.WithTimeout(readCtx, 5*time.Minute)
 				_, err := a.SnapshotHistory(ctx)
 				cancel()
 				switch {
 				case err == nil:
 					snaps.Add(1)
+					if first {
+						close(warm[i])
+						first = false
+					}
 				case readCtx.Err() == nil:
 					errs <- err
 					return
@@ -148,23 +154,45 @@ func TestAppendWhileReadersRead(t *testing.T) {
 		})
 	}
 	appends := map[bool]int{false: 5, true: 40}[stressDeep()]
-	// The reader goroutines are reading (none has stopped), and so are
-	// the processes (a process stops only by failing, which ends its
-	// report stream).
-	if n := reading.Load(); n != goroutines {
-		t.Fatalf("%d reader goroutines left", n)
-	}
-	_, err := fmt.Fprintf(writer.stdin, "append %d\n", appends)
-	mustNil(t, err)
-	line, ok := writer.next(t)
-	var n int
 	var slowest time.Duration
-	if _, err := fmt.Sscanf(line, "acked %d %d", &n, &slowest); !ok || err != nil || n != appends {
-		t.Fatalf("writer reported %q", line)
+	batch := func(phase string) {
+		// The reader goroutines are reading (none has stopped), and so
+		// are the processes (a process stops only by failing, which
+		// ends its report stream).
+		if n := reading.Load(); n != goroutines {
+			t.Fatalf("%d reader goroutines left", n)
+		}
+		_, err := fmt.Fprintf(writer.stdin, "append %d\n", appends)
+		mustNil(t, err)
+		line, ok := writer.next(t)
+		var n int
+		var took time.Duration
+		if _, err := fmt.Sscanf(line, "acked %d %d", &n, &took); !ok || err != nil || n != appends {
+			t.Fatalf("%s: writer reported %q", phase, line)
+		}
+		slowest = max(slowest, took)
+		if n := reading.Load(); n != goroutines {
+			t.Fatalf("%d reader goroutines left", n)
+		}
 	}
-	if n := reading.Load(); n != goroutines {
-		t.Fatalf("%d reader goroutines left", n)
+	// First while every reader reads the file cold; in the long form
+	// also once every reader goroutine has taken a snapshot, while they
+	// read it again and again through their caches.
+	batch("cold readers")
+	warmFrom, batches := snaps.Load(), 1
+	if stressDeep() {
+		for _, w := range warm {
+			select {
+			case <-w:
+			case err := <-errs:
+				t.Fatalf("reader: %v", err)
+			}
+		}
+		warmFrom = snaps.Load()
+		batch("warm readers")
+		batches++
 	}
+	appends *= batches
 	for _, c := range kids {
 		select {
 		case line, ok := <-c.lines:
@@ -180,8 +208,8 @@ func TestAppendWhileReadersRead(t *testing.T) {
 	for err := range errs {
 		t.Fatalf("reader: %v", err)
 	}
-	t.Logf("%d appends, slowest %v, while %d reader goroutines (%d snapshots done) and %d reader processes read",
-		appends, slowest, goroutines, snaps.Load(), procs)
+	t.Logf("%d appends, slowest %v, while %d reader goroutines (%d snapshots, %d of them after the first batch) and %d reader processes read",
+		appends, slowest, goroutines, snaps.Load(), snaps.Load()-warmFrom, procs)
 	if got := historyIDs(t, e.path); len(got) != contentionMessages+appends {
 		t.Fatalf("%d messages, want %d", len(got), contentionMessages+appends)
 	}

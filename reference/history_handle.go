@@ -239,9 +239,9 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 	digest := sha256.New()
 	digest.Write(data)
 	h := &History{path: path, limits: l, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
-	h.register(fi)
 	h.state = cached{header: header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
 	h.state.ids, h.state.calls = indexOf(messages)
+	h.register(fi)
 	return h, nil
 }
 
@@ -294,11 +294,14 @@ func (h *History) Close() error {
 // this handle's last write left. When anything differs, the file is hashed
 // again: a file whose bytes are still the ones this handle knows is
 // accepted, anything else (bytes rewritten, appended or removed by another
-// program) fails with ErrConcurrentWrite. Then the record is written with
-// one write while the file's exclusive lock keeps readers out. A change or
-// a failed write makes every later append fail with the same error: Close
-// the handle, and open the file again (after RecoverHistory, when a write
-// failed half way).
+// program) fails with ErrConcurrentWrite, and makes every later append
+// fail the same way: Close the handle and open the file again. Then the
+// record is written with one write at the end of the file and synced. A
+// write or sync that fails is taken back (the file is truncated to the
+// acknowledged bytes and synced) before Append returns an error wrapping
+// ErrWriteFailed or ErrReadOnly and the operating system's error; the
+// handle stays usable. When the bytes cannot be taken back, that error
+// sticks, and RecoverHistory repairs the file after Close.
 func (h *History) Append(ctx context.Context, msg contract.Message) error {
 	return h.append(ctx, "append", &msg, h.limits)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -134,10 +135,12 @@ func TestCreateRemovesStaleTemporaryFiles(t *testing.T) {
 	}
 }
 
-// TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the exclusive
-// lock a writer holds while it writes a record, over a half-written
-// record: snapshots wait instead of reading it, for as long as their
-// context allows, and Shutdown does not wait for them.
+// TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext holds the writer lock
+// over a half-written record, as a writer in the middle of a write does:
+// snapshots wait for the record to end instead of reading it half, for as
+// long as their context allows ("another writer holds the lock"), and
+// Shutdown does not wait for them. Without a writer the same bytes are a
+// torn record, refused at once.
 func TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext(t *testing.T) {
 	e := newEnv(t)
 	e.create(t)
@@ -155,7 +158,8 @@ func TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext(t *testing.T) {
 	a := newAdapter(t, e.options(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := a.SnapshotHistory(ctx); !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := a.SnapshotHistory(ctx); !errors.Is(err, ErrLocked) || !errors.Is(err, context.DeadlineExceeded) ||
+		!strings.HasSuffix(err.Error(), ": another writer holds the lock") {
 		t.Fatalf("snapshot under a writer's lock: %v, want ErrLocked and the deadline", err)
 	}
 	if len(a.Diagnostics()) != 0 {
@@ -182,6 +186,17 @@ func TestSnapshotWaitsForAWriterOnlyAsLongAsItsContext(t *testing.T) {
 		}
 	})
 	// A fresh adapter sees the whole record.
+	defer func() {
+		// The same half record with no writer is torn.
+		e.write(t, whole+line[:10])
+		returns(t, "a snapshot of a torn file", func() {
+			_, err := newAdapter(t, e.options(nil)).SnapshotHistory(context.Background())
+			var he *HistoryError
+			if !errors.As(err, &he) || he.Reason != "unterminated final record" {
+				t.Errorf("torn file: %v", err)
+			}
+		})
+	}()
 	s, err := newAdapter(t, e.options(nil)).SnapshotHistory(context.Background())
 	if err != nil || len(e.read(t)) != len(whole)+len(line) || len(s.Messages) != len(fixture().Messages)+1 {
 		t.Fatalf("after the write: %v", err)

@@ -20,12 +20,13 @@ import (
 // state. It is not safe for concurrent use; the adapter serialises it.
 //
 // Every load reads the whole file, and the revision is always the SHA-256
-// of the bytes read now. A cached state keeps the bytes it was read from
-// and the SHA-256 state after them, so an unchanged file is proven
-// unchanged by comparing it with those bytes, byte for byte — never by its
-// size or modification time — and only what follows them is hashed. What
-// the cache saves is the hashing of the known bytes, the JSON decoding and
-// the validation:
+// of the bytes read now. A cached state keeps a print of the bytes it was
+// read from (keyed fingerprints of every MiB and the bytes after the last
+// one, see prefixPrint) and the SHA-256 state after them, so an unchanged
+// file is proven unchanged by comparing every byte with that print —
+// never by its size or modification time — and only what follows them is
+// hashed. What the cache saves is the hashing of the known bytes, the JSON
+// decoding and the validation:
 //
 //   - the same bytes as the cached state: the cached messages and groups
 //     are reused, nothing is decoded;
@@ -33,7 +34,8 @@ import (
 //     append): only the new lines are decoded, and they are validated
 //     against an index of known message and tool call ids instead of
 //     revalidating the whole history;
-//   - anything else (a rewritten or truncated file): a cold parse.
+//   - anything else (a rewritten or truncated file): a cold parse, in
+//     blocks of whole lines (coldRead).
 type store struct {
 	path   string
 	limits limits
