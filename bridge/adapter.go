@@ -38,9 +38,10 @@ type remoteAdapter struct {
 	id        string
 	embedding *embeddingDecl // nil when the instance declared no port
 
-	mu    sync.Mutex
-	local []contract.Diagnostic
-	noted bool
+	mu     sync.Mutex
+	local  []contract.Diagnostic
+	noted  bool
+	closed bool // a shutdown succeeded
 }
 
 var (
@@ -191,13 +192,22 @@ func (a *remoteAdapter) EnforcePrivacy(ctx context.Context, req contract.Privacy
 // (with ReasonCancelled), and the process stays in service.
 func (a *remoteAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
 	var r contract.CompletionResult
-	if err := a.call(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r); err != nil {
-		if ctx.Err() != nil && !errors.Is(err, ErrUnavailable) {
-			return contract.Fallback(contract.FallbackTransportFailed, ReasonCancelled, true)
-		}
-		return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
+	err := a.call(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r)
+	switch {
+	case err == nil:
+		return r
+	case ctx.Err() != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrTimeout) && !a.isClosed():
+		// The adapter is still there: the completion ended with its
+		// context, as a transport honouring it would (SPEC §9:
+		// transport-failed is retryable and recorded); adapter-closed is
+		// for a closed adapter.
+		a.mu.Lock()
+		a.record(contract.Diagnostic{Code: contract.DiagnosticCompletionTransportFailed, Severity: contract.SeverityWarning,
+			Message: "Completion did not finish before its context ended; native runtime fallback remains available"})
+		a.mu.Unlock()
+		return contract.Fallback(contract.FallbackTransportFailed, ReasonCancelled, true)
 	}
-	return r
+	return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
 }
 
 // Diagnostics implements contract.Adapter: the adapter's diagnostics, then
@@ -213,9 +223,24 @@ func (a *remoteAdapter) Diagnostics() []contract.Diagnostic {
 	return append(ds, a.local...)
 }
 
-// Shutdown implements contract.Adapter.
+// Shutdown implements contract.Adapter. Once a shutdown succeeded, the
+// bridge knows the adapter is closed: a completion that ends with its
+// context before the process answers is then an adapter-closed fallback.
 func (a *remoteAdapter) Shutdown(ctx context.Context) error {
-	return a.call(ctx, MethodShutdown, a.params(), nil)
+	err := a.call(ctx, MethodShutdown, a.params(), nil)
+	if err == nil {
+		a.mu.Lock()
+		a.closed = true
+		a.mu.Unlock()
+	}
+	return err
+}
+
+// isClosed reports whether a shutdown of the adapter succeeded.
+func (a *remoteAdapter) isClosed() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.closed
 }
 
 // EmbeddingPort implements contract.EmbeddingPortProvider: the port the

@@ -267,8 +267,10 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 	if env := s.read(); env.Method != MethodCancel {
 		t.Fatalf("after the cancelled completion: %+v, want a cancel", env)
 	}
-	if r := <-done; r.Status != contract.StatusFallback {
-		t.Fatalf("a cancelled completion: %+v", r)
+	// The adapter is not closed: a completion whose context ended falls
+	// back as a failed transport does (retryable), never adapter-closed.
+	if r := <-done; r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable {
+		t.Fatalf("a cancelled completion: %+v, want a retryable transport-failed fallback", r)
 	}
 	for id, member := range map[uint64]string{2: fmt.Sprintf(`"call":%d,`, call.ID), 3: `"call":999,`} {
 		if e := transport(id, member); e == nil || e.Code != CodeCallEnded {

@@ -135,6 +135,7 @@ func buildCatalogue() []Check {
 	out = append(out, localKVChecks()...)
 	out = append(out, slices.Concat(sourceChecks(), aliasingChecks())...)
 	out = append(out, slices.Concat(fallbackChecks(), lifecycleChecks())...)
+	out = append(out, modelChecks()...)
 	return out
 }
 

@@ -51,6 +51,14 @@
 // it appears (ProjectionRun keeps the rules across a series of histories),
 // and WithRequiredFamilies makes a limit fail.
 //
+// Beyond the seven cases, Checks lists the catalogue RunChecks runs. Its
+// model check (CheckModel) drives fresh instances with random sequences of
+// every operation and compares every output with an executable model of
+// the contract written from SPEC, accepting whatever SPEC leaves open;
+// WithModelSteps sizes it, WithSeed replays a failure, and
+// CheckModelInput runs one sequence drawn from a fuzzer's bytes. A Source
+// that also implements SourceRewriter lets it change messages in place.
+//
 // Nothing this package writes — reports, errors, failure explanations —
 // holds the probes the privacy case sends (ProbePrivateValue,
 // ProbeCredential) or the payloads the cases send: adapter-provided text is

@@ -34,6 +34,9 @@ type modelInst struct {
 	// lastPayload is the raw payload of the last completion, for
 	// duplicate requests.
 	lastPayload json.RawMessage
+	// kept is a snapshot returned earlier and left as returned, and
+	// keptCopy a copy of it: later calls must never change it.
+	kept, keptCopy *contract.HistorySnapshot
 }
 
 // modelRun runs one sequence.
@@ -50,6 +53,16 @@ type modelRun struct {
 // transport error's, and the secrets and class content of gen.Payload.
 var modelLeaks = []string{modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB"}
+
+// leaksAny reports whether s holds one of modelLeaks.
+func leaksAny(s string) bool {
+	for _, l := range modelLeaks {
+		if ContainsAny([]byte(s), l) {
+			return true
+		}
+	}
+	return false
+}
 
 // newModelInst creates an instance holding fx (or, when the factory
 // refuses a generated history, the conformance fixture's history) and the
@@ -96,9 +109,11 @@ func (r *modelRun) newModelInst(fx Fixture) (*modelInst, error) {
 	in.m.reference = id.AdapterName == referenceAdapterName
 	in.m.decls = slices.Clone(in.a.CapabilityDeclarations())
 	if capabilityDeclared(in.a, contract.CapabilityEmbeddings) {
-		if p, _ := in.a.embeddingPort(); p != nil {
-			in.port = p
+		p, _ := in.a.embeddingPort()
+		if p == nil {
+			return nil, broken("an adapter declaring embeddings exposes its port (contract.EmbeddingPortProvider)", "an embedding port", "none")
 		}
+		in.port = p
 	}
 	in.diags = slices.Clone(in.a.Diagnostics())
 	if in.m.reference && len(in.diags) > 0 {
@@ -205,7 +220,7 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 	ctx, a, m := r.ctx, in.a, in.m
 	switch op.kind {
 	case opSnapshot, opRebuild:
-		return r.read(in, op.kind == opRebuild)
+		return r.read(in, op.kind == opRebuild, rnd)
 	case opAppend:
 		if in.src == nil {
 			return r.skip(noSource)
@@ -341,8 +356,15 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 }
 
 // read is a snapshot or a rebuild.
-func (r *modelRun) read(in *modelInst, rebuild bool) (diagnosticsRule, string, error) {
+func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
+	defer func() {
+		if in.kept != nil {
+			if d := contentDiff(in.keptCopy, in.kept); d != "" {
+				panic(abort{broken("a snapshot returned earlier is the caller's: later calls, failed ones included, never change it", "the earlier snapshot as returned", d)})
+			}
+		}
+	}()
 	method, call := "SnapshotHistory", in.a.SnapshotHistory
 	if rebuild {
 		method, call = "RebuildDerivedState", in.a.RebuildDerivedState
@@ -376,7 +398,14 @@ func (r *modelRun) read(in *modelInst, rebuild bool) (diagnosticsRule, string, e
 		// latitude: other adapters may record what they like here.
 		m.record("derived-state-rebuilt", contract.SeverityInfo)
 	}
-	editSnapshot(&snap)
+	if rnd.IntN(2) == 0 {
+		// Kept as returned, to see later calls leave it alone.
+		kept := snap
+		keptCopy := contract.CloneSnapshot(&snap)
+		in.kept, in.keptCopy = &kept, &keptCopy
+	} else {
+		editSnapshot(&snap)
+	}
 	return diagnosticsRule{}, fmt.Sprintf("%d messages", len(m.msgs)), nil
 }
 
@@ -392,13 +421,31 @@ type drawnPayload struct {
 func (p drawnPayload) value() any {
 	switch {
 	case p.hostile:
-		return HostilePayload()
+		// Partly inspectable: content with secrets, and one member that
+		// refuses inspection.
+		var v any
+		_ = json.Unmarshal(p.raw, &v)
+		return map[string]any{"messages": v, "attachment": HostilePayload()}
 	case p.decoded:
 		var v any
 		_ = json.Unmarshal(p.raw, &v)
 		return v
 	}
 	return json.RawMessage(slices.Clone(p.raw))
+}
+
+// unchanged reports whether v, a value p.value() returned and a call was
+// given, is still what it was (hostile values are not compared).
+func (p drawnPayload) unchanged(v any) bool {
+	switch {
+	case p.hostile:
+		return true
+	case p.decoded:
+		b, err := json.Marshal(v)
+		return err == nil && sameJSON(b, p.raw)
+	}
+	raw, ok := v.(json.RawMessage)
+	return ok && string(raw) == string(p.raw)
 }
 
 func (p drawnPayload) String() string {
@@ -411,14 +458,24 @@ func (p drawnPayload) String() string {
 	return fmt.Sprintf("payload %d bytes", len(p.raw))
 }
 
-// modelMaxPayload is the largest drawn payload.
-const modelMaxPayload = 1 << 20
+// Sizes of drawn payloads: most up to modelSmallPayload, one in
+// modelLargeOdds up to modelMaxPayload (sizes spread over the orders of
+// magnitude in between).
+const (
+	modelSmallPayload = 16 << 10
+	modelMaxPayload   = 1 << 20
+	modelLargeOdds    = 16
+)
 
 func drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 	if rnd.IntN(10) == 0 {
-		return drawnPayload{hostile: true}
+		return drawnPayload{raw: gen.Payload(1 << 10).Example(seed), hostile: true}
 	}
-	return drawnPayload{raw: gen.Payload(modelMaxPayload).Example(seed), decoded: rnd.IntN(3) == 0}
+	most := modelSmallPayload
+	if rnd.IntN(modelLargeOdds) == 0 {
+		most = modelMaxPayload
+	}
+	return drawnPayload{raw: gen.Payload(most).Example(seed), decoded: rnd.IntN(3) == 0}
 }
 
 // blankNames are provider and model names JavaScript's trim makes blank.
@@ -440,8 +497,15 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 	m := in.m
 	provider := drawProvider(rnd, op.seed, m.fixture)
 	p := drawPayload(rnd, op.seed)
-	res, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: p.value()})
+	given := p.value()
+	res, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: given})
 	desc := fmt.Sprintf("%s, provider of %d bytes", p, len(provider))
+	if !p.unchanged(given) {
+		return diagnosticsRule{}, "", broken("enforcement never modifies the caller's payload", "the payload as the caller built it", desc+": changed")
+	}
+	if err != nil && leaksAny(err.Error()) {
+		return diagnosticsRule{}, "", broken("an enforcement error is metadata only: it never quotes the payload it refused", "an error without payload text", desc+": the error quotes some")
+	}
 	switch {
 	case m.closed, contract.IsBlank(provider):
 		if err == nil {
@@ -537,7 +601,7 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 		onCalled = cancel
 	case mode == answerBlock:
 		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeout(ctx, 20*time.Millisecond)
+		ctx, c2 = context.WithTimeout(ctx, 2*time.Millisecond)
 		defer c2()
 	}
 	var want contract.PrivacyResult
@@ -547,10 +611,14 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 		want, werr = r.predictPrivacy(in, provider, p)
 	}
 	in.tr.script(mode, onCalled)
-	res := in.a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: p.value()})
+	given := p.value()
+	res := in.a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: given})
 	in.tr.script(answerObject, nil)
 	reqs, unended := in.tr.take()
 	desc := fmt.Sprintf("%s, transport %s, context %s", p, transportModeNames[mode], ctxModeNames[cm])
+	if !p.unchanged(given) {
+		return diagnosticsRule{}, "", broken("a completion never modifies the caller's payload", "the payload as the caller built it", desc+": changed")
+	}
 	if !p.hostile {
 		in.lastPayload = p.raw
 	}
@@ -575,6 +643,12 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	case werr != nil:
 		code = contract.FallbackPrivacyEnforcementFail
 	}
+	if code != "" && code != contract.FallbackAdapterClosed && cm == ctxBefore && res.Status == contract.StatusFallback && res.Code == contract.FallbackTransportFailed {
+		// latitude: a call whose context ended before it began may give up
+		// before looking at the request (SPEC §9 orders the checks of a
+		// call that runs); it falls back as a failed transport.
+		code = contract.FallbackTransportFailed
+	}
 	if code != "" {
 		if len(reqs) > 0 {
 			return diagnosticsRule{}, "", broken("a completion that falls back before transport never reaches it (§9)", "no transport request", fmt.Sprintf("%s: %d request(s)", desc, len(reqs)))
@@ -586,11 +660,12 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	}
 	wantReq := contract.TransportRequest{Provider: provider, Model: model, Destination: want.Destination, Payload: want.Payload}
 	failing := mode == answerError || mode == answerPartial || mode == answerBlock || cm != ctxNever
-	// latitude: with a context cancelled before the call, an adapter may
-	// give up before calling the transport; it then falls back as for a
-	// failed transport (the only fallback of §9 that fits).
+	// latitude: with a context that ended before the transport was
+	// reached (cancelled before the call, or a deadline that passed first),
+	// an adapter may give up without calling it; it then falls back as for
+	// a failed transport (the only fallback of §9 that fits).
 	calls := 1
-	if cm == ctxBefore && len(reqs) == 0 {
+	if (cm == ctxBefore || (cm == ctxNever && mode == answerBlock)) && len(reqs) == 0 {
 		calls = 0
 	}
 	if len(reqs) != calls {

@@ -39,7 +39,7 @@ var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-re
 	"local-kv-diagnostics", "shutdown", "burst"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{8, 4, 6, 3, 1, 8, 14, 4, 2, 2, 2, 2, 3, 2, 1, 1, 2}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4}
 
 // modelOp is one drawn operation: its kind, the instance it acts on, the
 // seed its values are drawn from when it runs, and its position in the
@@ -65,6 +65,13 @@ const (
 	// modelMaxOps is the longest drawn sequence: long enough that per-call
 	// counters pass 64 completions.
 	modelMaxOps = 400
+	// modelMinOps is the shortest drawn sequence (unless fewer steps are
+	// left): every sequence starts instances, which over a process bridge
+	// costs more than many operations.
+	modelMinOps = 40
+	// modelFuzzOps is the longest sequence a fuzzer's input draws: short,
+	// so that the fuzzer runs many.
+	modelFuzzOps = 24
 	// modelTwinOdds: one sequence in modelTwinOdds runs two instances side
 	// by side.
 	modelTwinOdds = 4
@@ -91,8 +98,9 @@ func logIntN(r *rand.Rand, lo, hi int) int {
 	return min(max(int(float64(max(lo, 1))*f), lo), hi)
 }
 
-// drawSeq draws a sequence of at most maxOps operations from r.
-func drawSeq(r *rand.Rand, seed uint64, maxOps int, leave []gen.Family) *modelSeq {
+// drawSeq draws a sequence of minOps to maxOps operations from r (fewer
+// when maxOps is smaller).
+func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, leave []gen.Family) *modelSeq {
 	seq := &modelSeq{seed: seed}
 	instances := 1
 	if r.IntN(modelTwinOdds) == 0 {
@@ -101,10 +109,10 @@ func drawSeq(r *rand.Rand, seed uint64, maxOps int, leave []gen.Family) *modelSe
 	for range instances {
 		fx := NewFixture()
 		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
-		switch r.IntN(6) {
-		case 0:
+		switch r.IntN(12) {
+		case 0, 1:
 			fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, leave...).Example(int(r.Int32()))
-		case 1:
+		case 2:
 			n := logIntN(r, 10, modelMaxHistory)
 			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
 		}
@@ -114,7 +122,7 @@ func drawSeq(r *rand.Rand, seed uint64, maxOps int, leave []gen.Family) *modelSe
 	for _, w := range opWeights {
 		total += w
 	}
-	n := logIntN(r, 1, max(maxOps, 1))
+	n := logIntN(r, min(minOps, max(maxOps, 1)), max(maxOps, 1))
 	for i := range n {
 		k, pick := opKind(0), r.IntN(total)
 		for ; pick >= opWeights[k]; k++ {

@@ -7,7 +7,7 @@ import (
 )
 
 func TestModelPassesMemadapter(t *testing.T) {
-	c := conformance.ModelCheck
+	c, _ := conformance.CheckByID(conformance.CheckModel)
 	r := c.Run(ctx, correct(), conformance.WithModelSteps(3000))
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("%s: %v", r.Status, r.Failure)

@@ -76,3 +76,9 @@ func TestNewRefusesAnUnencodableMessage(t *testing.T) {
 		t.Fatalf("New = %v, want ErrInvalidHistory", err)
 	}
 }
+
+// FuzzModel fuzzes sequences of operations against the model of the
+// contract: go test ./examples/memadapter -run '^$' -fuzz FuzzModel.
+func FuzzModel(f *testing.F) {
+	spec.FuzzModel(f, memadapter.ConformanceFactory(true))
+}

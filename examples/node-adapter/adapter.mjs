@@ -80,11 +80,15 @@ function send(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
 }
 
-function callHarness(method, params) {
+// callHarness sends a callback; when signal (the request it serves) is
+// aborted, the callback is cancelled too, so the harness's transport sees
+// its context end with the completion's.
+function callHarness(method, params, signal) {
   const id = ++nextId;
   return new Promise((resolve, reject) => {
     pending.set(id, { resolve, reject });
     send({ id, method, params });
+    signal?.addEventListener("abort", () => send({ id: ++nextId, method: "cancel", params: { id } }), { once: true });
   });
 }
 
@@ -312,7 +316,7 @@ async function complete(inst, params, call, signal) {
       instance: params.instance,
       call,
       request: { provider: params.provider, model: params.model, destination: sanitised.destination, payload: sanitised.payload },
-    });
+    }, signal);
     output = res.output;
   } catch {
     record(inst, "completion-transport-failed", "warning", "Completion transport failed; native runtime fallback remains available");

@@ -15,7 +15,7 @@ import (
 var contentCatalogue = []Mutant{
 	{
 		Name: "empties-text-blocks", Breaks: "a snapshot keeps every block's content",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				for i, b := range m.Blocks {
@@ -28,7 +28,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "every-role-becomes-user", Breaks: "a snapshot keeps every message's role",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				if m.Role != contract.RoleTool {
@@ -39,7 +39,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "drops-image-and-reference-blocks", Breaks: "a snapshot keeps blocks of every type",
-		Fails: all(conformance.CheckProjection),
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				m.Blocks = slices.DeleteFunc(m.Blocks, func(b contract.Block) bool {
@@ -54,7 +54,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "drops-unknown-members", Breaks: "a snapshot keeps the members it does not understand, verbatim",
-		Fails: all(conformance.CheckProjection),
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				m.Extra = nil
@@ -65,14 +65,14 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "drops-created-at", Breaks: "a snapshot keeps each message's createdAt",
-		Fails: all(conformance.CheckProjection),
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) { m.CreatedAt = nil }}
 		},
 	},
 	{
 		Name: "edits-the-history-it-was-given", Breaks: "a snapshot holds the canonical history as the runtime was given it",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  plain,
 		before: func(setup *conformance.Setup) error {
 			for _, m := range setup.Fixture.Messages {
@@ -94,7 +94,7 @@ var contentCatalogue = []Mutant{
 	},
 	{
 		Name: "completion-written-to-history", Breaks: "completion output is runtime-owned and never written to canonical history",
-		Fails: all(conformance.CheckConcurrency, conformance.CheckCancellation),
+		Fails: all(conformance.CheckConcurrency, conformance.CheckCancellation, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &writesCompletions{decorator: decorator{a}} },
 	},
 }

@@ -20,62 +20,62 @@ import (
 var fallbackCatalogue = []Mutant{
 	{
 		Name: "invalid-request-retryable", Breaks: "an invalid-request fallback is not retryable",
-		Fails: all(conformance.CheckFallbacks),
+		Fails: all(conformance.CheckFallbacks, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return invalidRetryable{decorator{a}} },
 	},
 	{
 		Name: "privacy-failure-recorded-as-warning", Breaks: "privacy-enforcement-failed is recorded with severity error",
-		Fails: all(conformance.CheckFallbacks, conformance.CheckRecordedDiagnostics),
+		Fails: all(conformance.CheckFallbacks, conformance.CheckRecordedDiagnostics, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return downgrade{decorator{a}, contract.DiagnosticPrivacyEnforcementFailed}
 		},
 	},
 	{
 		Name: "transport-error-in-diagnostic", Breaks: "a transport error's text never reaches diagnostics",
-		Fails: all(conformance.CheckFallbacks),
+		Fails: all(conformance.CheckFallbacks, conformance.CheckModel),
 		wrap:  wrapTransportErrorText,
 	},
 	{
 		Name: "ascii-blank-check", Breaks: "blank means empty after JavaScript's trim (NBSP, U+FEFF, U+2028 … are whitespace)",
-		Fails: all(conformance.CheckInvalidRequests),
+		Fails: all(conformance.CheckInvalidRequests, conformance.CheckModel),
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			return &trimmedBlank{decorator: decorator{a}, env: e, blank: func(s string) bool { return strings.Trim(s, " \t\n\r") == "" }}
 		},
 	},
 	{
 		Name: "go-trimspace-blank-check", Breaks: "blank means empty after JavaScript's trim, not strings.TrimSpace (U+FEFF is blank, U+0085 is not)",
-		Fails: all(conformance.CheckInvalidRequests),
+		Fails: all(conformance.CheckInvalidRequests, conformance.CheckModel),
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			return &trimmedBlank{decorator: decorator{a}, env: e, blank: func(s string) bool { return strings.TrimSpace(s) == "" }}
 		},
 	},
 	{
 		Name: "validates-before-closed", Breaks: "a closed adapter answers adapter-closed before it validates the request",
-		Fails: all(conformance.CheckClosedFirst),
+		Fails: all(conformance.CheckClosedFirst, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &validatesFirst{decorator: decorator{a}} },
 	},
 	{
 		Name: "records-negotiation-diagnostics", Breaks: "negotiation diagnostics are not recorded in Diagnostics()",
-		Fails: all(conformance.CheckRecordedDiagnostics),
+		Fails: all(conformance.CheckRecordedDiagnostics, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &recordsNegotiation{decorator: decorator{a}} },
 	},
 	{
 		Name: "blank-provider-privacy-diagnostic", Breaks: "EnforcePrivacy with a blank provider records no diagnostic",
-		Fails: all(conformance.CheckRecordedDiagnostics),
+		Fails: all(conformance.CheckRecordedDiagnostics, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &blankPrivacyRecorded{decorator: decorator{a}}
 		},
 	},
 	{
 		Name: "adapter-closed-every-shutdown", Breaks: "adapter-closed is recorded once, however often shutdown is called",
-		Fails: all(conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown),
+		Fails: all(conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &closedEveryShutdown{decorator: decorator{a}}
 		},
 	},
 	{
 		Name: "adapter-closed-recorded-late", Breaks: "the first shutdown records adapter-closed",
-		Fails: all(conformance.CheckShutdownOnce),
+		Fails: all(conformance.CheckShutdownOnce, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &closedLate{decorator: decorator{a}} },
 	},
 	{
@@ -85,7 +85,7 @@ var fallbackCatalogue = []Mutant{
 	},
 	{
 		Name: "shared-payload-buffer", Breaks: "concurrent completions each send their own payload",
-		Fails: all(conformance.CheckConcurrency, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CheckConcurrency, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &sharedBuffer{decorator: decorator{a}} },
 	},
 	{

@@ -41,7 +41,7 @@ var identityCatalogue = []Mutant{
 	},
 	{
 		Name: "model-loses-members", Breaks: "CurrentModel reports the whole model descriptor",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return partialModel{decorator{a}} },
 	},
 }

@@ -59,7 +59,7 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-ineligible-records-diagnostic", Breaks: "an ineligible local completion falls through quietly",
-		Fails: all(conformance.CheckLocalKVIneligible),
+		Fails: all(conformance.CheckLocalKVIneligible, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &noisyFallThrough{decorator: decorator{a}} },
 	},
 	{

@@ -140,180 +140,180 @@ func all(ids ...string) []string { return ids }
 var catalogue = []Mutant{
 	{
 		Name: "wrong-runtime-id", Breaks: "Identity().RuntimeID is the runtime the factory was given",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongRuntimeID{decorator{a}} },
 	},
 	{
 		Name: "wrong-contract-version", Breaks: "Identity().ContractVersion is runtime-adapter-v1",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongContract{decorator{a}} },
 	},
 	{
 		Name: "wrong-trusted-root", Breaks: "TrustedProjectRoot is the canonical root",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongRoot{decorator{a}} },
 	},
 	{
 		Name: "wrong-model-limits", Breaks: "CurrentModel reports the selected model's limits",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return wrongModel{decorator{a}} },
 	},
 	{
 		Name: "panics-in-identity", Breaks: "adapter methods do not panic",
-		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder),
+		Fails: all(conformance.CaseIdentity, conformance.CheckInOrder, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return panicIdentity{decorator{a}} },
 	},
 	{
 		Name: "supported-without-version", Breaks: "a supported capability carries a version",
-		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation),
+		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return supportedNoVersion{decorator{a}} },
 	},
 	{
 		Name: "unsupported-without-diagnostic", Breaks: "a requested unsupported capability has a diagnostic",
-		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation),
+		Fails: all(conformance.CaseCapabilities, conformance.CheckInOrder, conformance.CheckNegotiation, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return noNegotiationDiagnostics{decorator{a}} },
 	},
 	{
 		Name: "required-treated-as-optional", Breaks: "a required request is negotiated as required",
-		Fails: all(conformance.CheckNegotiation),
+		Fails: all(conformance.CheckNegotiation, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return ignoreRequired{decorator{a}} },
 	},
 	{
 		Name: "drops-a-message", Breaks: "a snapshot holds every canonical message",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return dropMessage{decorator{a}} },
 	},
 	{
 		Name: "reorders-messages", Breaks: "a snapshot keeps history order",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return reorder{decorator{a}} },
 	},
 	{
 		Name: "invents-a-message", Breaks: "a snapshot never invents history",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return invent{decorator{a}} },
 	},
 	{
 		Name: "incomplete-exchange-marked-complete", Breaks: "a call still waiting for its result is in an incomplete group",
-		Fails: all(conformance.CheckProjection),
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
 	},
 	{
 		Name: "splits-parallel-batch", Breaks: "a parallel tool batch stays in one atomic group",
-		Fails: all(conformance.CheckProjection),
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return splitBatch{decorator{a}} },
 	},
 	{
 		Name: "rebuild-changes-revision", Breaks: "rebuilding keeps the revision of an unchanged history",
-		Fails: all(conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckSourceAppend),
+		Fails: all(conformance.CaseRebuild, conformance.CheckInOrder, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return rebuildRevision{decorator{a}} },
 	},
 	{
 		Name: "forwards-unsanitised-payload", Breaks: "the transport receives the sanitised payload only",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			return &unsanitised{decorator: decorator{a}, env: e}
 		},
 	},
 	{
 		Name: "transport-after-privacy-failure", Breaks: "the transport is not called when privacy enforcement fails",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return transportAfterFailure{decorator{a}, e} },
 	},
 	{
 		Name: "remote-reported-local", Breaks: "enforcement reports the destination it decided",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return localDestination{decorator{a}} },
 	},
 	{
 		Name: "sanitised-reported-unchanged", Breaks: "enforcement reports that it changed the payload",
-		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CasePrivacy, conformance.CheckInOrder, conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return unchanged{decorator{a}} },
 	},
 	{
 		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticCompletionTransportFailed}
 		},
 	},
 	{
 		Name: "transport-error-reported-completed", Breaks: "a transport failure is a fallback, never a completion",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return transportCompleted{decorator{a}} },
 	},
 	{
 		Name: "transport-failure-not-retryable", Breaks: "a transport-failed fallback is retryable",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return notRetryable{decorator{a}} },
 	},
 	{
 		Name: "second-shutdown-errors", Breaks: "shutdown is idempotent",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &secondShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "shutdown-errors-once-closed", Breaks: "shutdown is idempotent (the runner's final shutdown fails too)",
-		RunnerErr: conformance.ErrShutdown, Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce),
+		RunnerErr: conformance.ErrShutdown, Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckLocalKVShutdownOnce, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter { return &closedShutdown{decorator: decorator{a}} },
 	},
 	{
 		Name: "reads-history-after-shutdown", Breaks: "history reads fail after shutdown",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckSourceCorrupt, conformance.CheckConcurrentShutdown),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckClosed, conformance.CheckSourceCorrupt, conformance.CheckConcurrentShutdown, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleSnapshot{decorator: decorator{a}} },
 	},
 	{
 		Name: "rebuilds-after-shutdown", Breaks: "rebuilding fails after shutdown",
-		Fails: all(conformance.CheckClosed),
+		Fails: all(conformance.CheckClosed, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleRebuild{decorator: decorator{a}} },
 	},
 	{
 		Name: "completes-after-shutdown", Breaks: "completions fall back with adapter-closed after shutdown",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return closedCompletes{decorator{a}} },
 	},
 	{
 		Name: "transport-called-after-shutdown", Breaks: "a closed adapter never reaches the transport",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return closedSends{decorator{a}, e} },
 	},
 	{
 		Name: "no-adapter-closed-diagnostic", Breaks: "shutdown records adapter-closed",
-		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown),
+		Fails: all(conformance.CaseLifecycle, conformance.CheckInOrder, conformance.CheckShutdownOnce, conformance.CheckConcurrentShutdown, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticAdapterClosed}
 		},
 	},
 	{
 		Name: "leaks-probe-into-diagnostic", Breaks: "diagnostics are metadata only",
-		Fails: all(conformance.CheckDiagnosticsPrivacy, conformance.CheckFallbacks, conformance.CheckClosedFirst),
+		Fails: all(conformance.CheckDiagnosticsPrivacy, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &leakyDiagnostics{decorator: decorator{a}} },
 	},
 	{
 		Name: "unbounded-diagnostics", Breaks: "diagnostics are a bounded list",
-		Fails: all(conformance.CheckBoundedDiagnostics, conformance.CheckFallbacks, conformance.CheckClosedFirst),
+		Fails: all(conformance.CheckBoundedDiagnostics, conformance.CheckFallbacks, conformance.CheckClosedFirst, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &unboundedDiagnostics{decorator: decorator{a}}
 		},
 	},
 	{
 		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use", Races: true,
-		Fails: all(conformance.CheckConcurrency),
+		Fails: all(conformance.CheckConcurrency, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
 	},
 	{
 		Name: "zero-vector-embeddings", Breaks: "a declared embedding port embeds texts into non-zero vectors",
-		Fails: all(conformance.CheckEmbeddingPort),
+		Fails: all(conformance.CheckEmbeddingPort, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return zeroEmbeddings{decorator{a}} },
 	},
 	{
 		Name: "embeddings-truncate-large-batches", Breaks: "an embedding port returns one vector per text, whatever the batch size",
-		Fails: all(conformance.CheckEmbeddingPort),
+		Fails: all(conformance.CheckEmbeddingPort, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return truncatingEmbeddings{decorator{a}} },
 	},
 	{
 		Name: "embeddings-declared-without-port", Breaks: "an adapter declaring embeddings exposes its port",
-		Fails: all(conformance.CheckEmbeddingPort),
+		Fails: all(conformance.CheckEmbeddingPort, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
 	},
 }

@@ -18,56 +18,56 @@ import (
 var sourceCatalogue = []Mutant{
 	{
 		Name: "rebuild-serves-stale-state", Breaks: "rebuilding re-reads the canonical source and returns what it holds now",
-		Fails: all(conformance.CheckSourceAppend),
+		Fails: all(conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleRebuildState{decorator: decorator{a}} },
 	},
 	{
 		Name: "revision-never-changes", Breaks: "the revision changes when the canonical content does",
-		Fails: all(conformance.CheckSourceAppend, conformance.CheckSourceRevision),
+		Fails: all(conformance.CheckSourceAppend, conformance.CheckSourceRevision, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &fixedRevision{decorator: decorator{a}} },
 	},
 	{
 		Name: "snapshot-revision-set-by-rebuild", Breaks: "a snapshot's revision is the revision of the content it holds",
-		Fails: all(conformance.CheckSourceRevision),
+		Fails: all(conformance.CheckSourceRevision, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &rebuildRevisionOnly{decorator: decorator{a}}
 		},
 	},
 	{
 		Name: "corrupt-source-read-as-empty", Breaks: "a corrupt source is never projected as an empty history",
-		Fails: all(conformance.CheckSourceCorrupt),
+		Fails: all(conformance.CheckSourceCorrupt, conformance.CheckModel),
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			return &emptyOnFailure{decorator: decorator{a}, session: e.fixture.SessionID}
 		},
 	},
 	{
 		Name: "corrupt-source-unreported", Breaks: "a failed read of a corrupt source records an error diagnostic",
-		Fails: all(conformance.CheckSourceCorrupt),
+		Fails: all(conformance.CheckSourceCorrupt, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return hideHistoryErrors{decorator{a}} },
 	},
 	{
 		Name: "failed-rebuild-clears-earlier-snapshot", Breaks: "a failed rebuild leaves earlier snapshots untouched",
-		Fails: all(conformance.CheckSourceCorrupt),
+		Fails: all(conformance.CheckSourceCorrupt, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &clearOnFailure{decorator: decorator{a}} },
 	},
 	{
 		Name: "snapshot-aliases-cache", Breaks: "a snapshot is a copy the caller owns",
-		Fails: all(conformance.CheckSnapshotAliasing),
+		Fails: all(conformance.CheckSnapshotAliasing, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &aliasedCache{decorator: decorator{a}} },
 	},
 	{
 		Name: "privacy-sanitises-caller-map", Breaks: "privacy enforcement never modifies the caller's payload",
-		Fails: all(conformance.CheckPayloadUnmodified),
+		Fails: all(conformance.CheckPayloadUnmodified, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return inPlaceMap{decorator{a}} },
 	},
 	{
 		Name: "complete-redacts-caller-buffer", Breaks: "a completion never modifies the caller's payload",
-		Fails: all(conformance.CheckPayloadUnmodified, conformance.CheckPrivacyProbes),
+		Fails: all(conformance.CheckPayloadUnmodified, conformance.CheckPrivacyProbes, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return inPlaceBuffer{decorator{a}} },
 	},
 	{
 		Name: "complete-hangs-when-cancelled", Breaks: "a call with a cancelled context returns promptly",
-		Fails: all(conformance.CheckCancellation),
+		Fails: all(conformance.CheckCancellation, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return &hangOnCancel{decorator: decorator{a}, closed: make(chan struct{})}
 		},
