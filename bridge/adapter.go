@@ -18,15 +18,9 @@ const (
 	DiagnosticProcessFailed = "adapter-process-failed"
 )
 
-// Reasons of the fallbacks Complete returns without an answer of the
-// adapter process.
-const (
-	// ReasonUnavailable: the adapter process cannot answer.
-	ReasonUnavailable = "runtime adapter process did not complete the request"
-	// ReasonCancelled: the caller's context ended before the adapter
-	// process answered.
-	ReasonCancelled = "the completion was cancelled before the runtime adapter process answered"
-)
+// ReasonUnavailable is the reason of the fallback Complete returns when the
+// adapter process cannot answer.
+const ReasonUnavailable = "runtime adapter process did not complete the request"
 
 // maxLocalDiagnostics bounds the diagnostics the bridge keeps itself.
 const maxLocalDiagnostics = 100
@@ -38,10 +32,9 @@ type remoteAdapter struct {
 	id        string
 	embedding *embeddingDecl // nil when the instance declared no port
 
-	mu     sync.Mutex
-	local  []contract.Diagnostic
-	noted  bool
-	closed bool // a shutdown succeeded
+	mu    sync.Mutex
+	local []contract.Diagnostic
+	noted bool
 }
 
 var (
@@ -53,7 +46,18 @@ var (
 // re-raised as a panic, as the method would have panicked in process; a
 // broken connection is recorded as a diagnostic.
 func (a *remoteAdapter) call(ctx context.Context, method string, params, result any) error {
-	err := a.c.p.call(ctx, a.c.timeout, method, params, result)
+	return a.checked(a.c.p.call(ctx, a.c.timeout, method, params, result))
+}
+
+// callAwaited is call through peer.callAwaited: the process's answer is
+// awaited even when ctx ends.
+func (a *remoteAdapter) callAwaited(ctx context.Context, method string, params, result any) error {
+	return a.checked(a.c.p.callAwaited(ctx, a.c.timeout, method, params, result))
+}
+
+// checked panics with an adapter's panic the process reported, and notes a
+// process that cannot answer.
+func (a *remoteAdapter) checked(err error) error {
 	if err == nil {
 		return nil
 	}
@@ -186,28 +190,18 @@ func (a *remoteAdapter) EnforcePrivacy(ctx context.Context, req contract.Privacy
 // over, and retrying through the same adapter cannot help. transport-failed
 // is not used: it promises a retry may succeed and blames the provider.
 //
-// When the caller's context ends first, the call is given up but nothing
-// broke: the result is what an adapter in process gives for a context that
-// ended during its transport call, a retryable transport-failed fallback
-// (with ReasonCancelled), and the process stays in service.
+// When the caller's context ends first, nothing broke: the process is told
+// (cancel), the transport callbacks of the call are refused from then on,
+// and its answer is still awaited within the call bound — the adapter's own
+// answer for a context that ended, exactly what it gives in process. A
+// request whose context had ended before the call is sent too, and
+// cancelled at once.
 func (a *remoteAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
 	var r contract.CompletionResult
-	err := a.call(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r)
-	switch {
-	case err == nil:
-		return r
-	case ctx.Err() != nil && !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrTimeout) && !a.isClosed():
-		// The adapter is still there: the completion ended with its
-		// context, as a transport honouring it would (SPEC §9:
-		// transport-failed is retryable and recorded); adapter-closed is
-		// for a closed adapter.
-		a.mu.Lock()
-		a.record(contract.Diagnostic{Code: contract.DiagnosticCompletionTransportFailed, Severity: contract.SeverityWarning,
-			Message: "Completion did not finish before its context ended; native runtime fallback remains available"})
-		a.mu.Unlock()
-		return contract.Fallback(contract.FallbackTransportFailed, ReasonCancelled, true)
+	if err := a.callAwaited(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r); err != nil {
+		return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
 	}
-	return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
+	return r
 }
 
 // Diagnostics implements contract.Adapter: the adapter's diagnostics, then
@@ -223,24 +217,9 @@ func (a *remoteAdapter) Diagnostics() []contract.Diagnostic {
 	return append(ds, a.local...)
 }
 
-// Shutdown implements contract.Adapter. Once a shutdown succeeded, the
-// bridge knows the adapter is closed: a completion that ends with its
-// context before the process answers is then an adapter-closed fallback.
+// Shutdown implements contract.Adapter.
 func (a *remoteAdapter) Shutdown(ctx context.Context) error {
-	err := a.call(ctx, MethodShutdown, a.params(), nil)
-	if err == nil {
-		a.mu.Lock()
-		a.closed = true
-		a.mu.Unlock()
-	}
-	return err
-}
-
-// isClosed reports whether a shutdown of the adapter succeeded.
-func (a *remoteAdapter) isClosed() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.closed
+	return a.call(ctx, MethodShutdown, a.params(), nil)
 }
 
 // EmbeddingPort implements contract.EmbeddingPortProvider: the port the

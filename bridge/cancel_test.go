@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -75,8 +76,8 @@ func TestCancelledCompleteFallsBackAsInProcess(t *testing.T) {
 		t.Fatalf("in process, a cancelled completion: %+v; want a fallback", inProcess)
 	}
 	bridged, inst := completeCancelled(t, Pipe(reference.NewConformanceFactory(), Options{}))
-	if bridged.Status != inProcess.Status || bridged.Code != inProcess.Code || bridged.Retryable != inProcess.Retryable || bridged.Reason != ReasonCancelled {
-		t.Fatalf("over the bridge, a cancelled completion: %+v; in process: %+v (want its status, code and retryability, with reason %q)", bridged, inProcess, ReasonCancelled)
+	if bridged.Status != inProcess.Status || bridged.Code != inProcess.Code || bridged.Retryable != inProcess.Retryable || bridged.Reason != inProcess.Reason {
+		t.Fatalf("over the bridge, a cancelled completion: %+v; in process: %+v", bridged, inProcess)
 	}
 	for _, d := range inst.Adapter.Diagnostics() {
 		if d.Code == DiagnosticProcessFailed {
@@ -85,5 +86,45 @@ func TestCancelledCompleteFallsBackAsInProcess(t *testing.T) {
 	}
 	if id := inst.Adapter.Identity(); id.AdapterName == "" {
 		t.Fatal("the adapter does not answer after a cancelled completion")
+	}
+}
+
+// ctxTransport answers at once unless the context of the send has ended,
+// as a transport honouring its context does.
+type ctxTransport struct{}
+
+func (ctxTransport) Send(ctx context.Context, _ contract.TransportRequest) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(`{"ok":true}`), nil
+}
+
+// A completion whose context ended before the call gets over the bridge
+// the answer, and leaves the diagnostics, the adapter gives in process
+// over a transport that honours its context.
+func TestCompleteCancelledBeforeTheCallAnswersAsInProcess(t *testing.T) {
+	checkGoroutines(t)
+	run := func(factory conformance.Factory) (contract.CompletionResult, []string) {
+		t.Helper()
+		inst, err := factory.Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: ctxTransport{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = inst.Cleanup(context.Background()) })
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		fx := conformance.NewFixture()
+		r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: "hello"})
+		var codes []string
+		for _, d := range inst.Adapter.Diagnostics() {
+			codes = append(codes, d.Code+" "+d.Message)
+		}
+		return r, codes
+	}
+	inProcess, want := run(reference.NewConformanceFactory())
+	bridged, got := run(Pipe(reference.NewConformanceFactory(), Options{}))
+	if bridged.Status != inProcess.Status || bridged.Code != inProcess.Code || bridged.Reason != inProcess.Reason || bridged.Retryable != inProcess.Retryable || !slices.Equal(got, want) {
+		t.Fatalf("over the bridge: %+v, diagnostics %q\nin process: %+v, diagnostics %q", bridged, got, inProcess, want)
 	}
 }

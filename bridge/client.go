@@ -89,8 +89,20 @@ func (c *Client) handle(ctx context.Context, method string, params json.RawMessa
 	if err != nil {
 		return nil, &WireError{Code: CodeInvalidParams, Message: method + " params do not have the protocol's shape"}
 	}
-	if call := max(tp.Call, p.Call); call != 0 && !c.p.live(call) {
-		return nil, &WireError{Code: CodeCallEnded, Message: "the call this callback serves has ended"}
+	if call := max(tp.Call, p.Call); call != 0 {
+		caller, ok := c.p.callerContext(call)
+		if !ok {
+			return nil, &WireError{Code: CodeCallEnded, Message: "the call this callback serves has ended"}
+		}
+		// The callback runs under the caller's context, as a transport
+		// called in process does: it ends the moment the caller gives up
+		// (a context derived from the caller's sees that at once), and
+		// when the server cancels the callback or the connection ends.
+		handler := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(caller)
+		defer cancel()
+		defer context.AfterFunc(handler, cancel)()
 	}
 	c.mu.Lock()
 	side, ok := c.instances[p.Instance]

@@ -267,11 +267,6 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 	if env := s.read(); env.Method != MethodCancel {
 		t.Fatalf("after the cancelled completion: %+v, want a cancel", env)
 	}
-	// The adapter is not closed: a completion whose context ended falls
-	// back as a failed transport does (retryable), never adapter-closed.
-	if r := <-done; r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable {
-		t.Fatalf("a cancelled completion: %+v, want a retryable transport-failed fallback", r)
-	}
 	for id, member := range map[uint64]string{2: fmt.Sprintf(`"call":%d,`, call.ID), 3: `"call":999,`} {
 		if e := transport(id, member); e == nil || e.Code != CodeCallEnded {
 			t.Errorf("a callback naming %s answered %+v, want %s", member, e, CodeCallEnded)
@@ -279,5 +274,16 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 	}
 	if e := transport(4, ""); e != nil || tr.count() != 2 {
 		t.Fatalf("a callback naming no call: %+v, %d transport requests", e, tr.count())
+	}
+	// The ended completion's answer is still awaited: the adapter's own
+	// answer for a context that ended is the result, as in process.
+	select {
+	case r := <-done:
+		t.Fatalf("the cancelled completion returned %+v before the process answered", r)
+	default:
+	}
+	s.write(`{"id":%d,"result":{"status":"fallback","code":"transport-failed","reason":"completion transport failed","retryable":true}}`, call.ID)
+	if r := <-done; r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable || r.Reason != "completion transport failed" {
+		t.Fatalf("a cancelled completion: %+v, want the process's answer", r)
 	}
 }

@@ -133,6 +133,8 @@ type peer struct {
 	nextID    uint64
 	pending   map[uint64]chan reply
 	abandoned map[uint64]struct{}
+	ended     map[uint64]struct{}           // awaited calls whose caller gave up (callAwaited)
+	callers   map[uint64]context.Context    // the caller's context of each call waiting
 	serving   map[uint64]context.CancelFunc // the other side's requests being served
 	err       error
 	ending    bool
@@ -167,6 +169,8 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		onBreak:   onBreak,
 		pending:   make(map[uint64]chan reply),
 		abandoned: make(map[uint64]struct{}),
+		ended:     make(map[uint64]struct{}),
+		callers:   make(map[uint64]context.Context),
 		serving:   make(map[uint64]context.CancelFunc),
 		broken:    make(chan struct{}),
 		ctx:       ctx,
@@ -534,7 +538,38 @@ func (p *peer) live(id uint64) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_, ok := p.pending[id]
-	return ok
+	_, ended := p.ended[id]
+	return ok && !ended
+}
+
+// callerContext returns the context of the caller of call id while the
+// call is live: a callback serving the call runs under it, so that it sees
+// the caller's cancellation as it would in process.
+func (p *peer) callerContext(id uint64) (context.Context, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.pending[id]
+	_, ended := p.ended[id]
+	ctx := p.callers[id]
+	return ctx, ok && !ended && ctx != nil
+}
+
+// endCall ends the awaited call id for its callbacks and tells the other
+// side (cancel); its answer is still awaited. The answer to the cancel is
+// dropped.
+func (p *peer) endCall(id uint64) {
+	p.mu.Lock()
+	if _, ok := p.pending[id]; !ok || p.err != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.ended[id] = struct{}{}
+	p.nextID++
+	cid := p.nextID
+	p.abandoned[cid] = struct{}{}
+	p.mu.Unlock()
+	params := strconv.AppendUint([]byte(`{"id":`), id, 10)
+	_ = p.write(envelope{ID: cid, Method: MethodCancel, Params: append(params, '}')})
 }
 
 // serve answers one request. Its handler gets a context of its own,
@@ -651,10 +686,24 @@ type writeDeadliner interface {
 // timeout zero means none beyond ctx. A timeout breaks the connection; a
 // cancelled ctx abandons the call only.
 func (p *peer) call(ctx context.Context, timeout time.Duration, method string, params any, result any) error {
+	return p.do(ctx, false, timeout, method, params, result)
+}
+
+// callAwaited is call for a request whose answer the caller needs even
+// when its ctx ends: the request is sent also when ctx has ended already,
+// and when ctx ends the other side is told (cancel) and the call ends for
+// its callbacks (live reports false, so they are refused call-ended), but
+// the answer is still awaited within timeout — the other side answers
+// what it answers for a context that ended, as in process.
+func (p *peer) callAwaited(ctx context.Context, timeout time.Duration, method string, params any, result any) error {
+	return p.do(ctx, true, timeout, method, params, result)
+}
+
+func (p *peer) do(ctx context.Context, awaited bool, timeout time.Duration, method string, params any, result any) error {
 	if err := p.brokenErr(); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && !awaited {
 		return fmt.Errorf("bridge: %s: %w", method, err) // never sent
 	}
 	raw, err := marshal(params)
@@ -666,7 +715,16 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 	p.nextID++
 	id := p.nextID
 	p.pending[id] = ch
+	if awaited && ctx.Err() != nil {
+		p.ended[id] = struct{}{} // no callback of it is served
+	}
+	p.callers[id] = ctx
 	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(p.callers, id)
+		p.mu.Unlock()
+	}()
 	if err := p.write(envelope{ID: id, Method: method, Params: raw}); err != nil {
 		p.mu.Lock()
 		delete(p.pending, id)
@@ -677,12 +735,23 @@ func (p *peer) call(ctx context.Context, timeout time.Duration, method string, p
 	if timeout > 0 {
 		deadline = time.Now().Add(timeout)
 	}
+	waitCtx := ctx
+	if awaited {
+		waitCtx = context.WithoutCancel(ctx)
+		stop := context.AfterFunc(ctx, func() { p.endCall(id) })
+		defer func() {
+			stop()
+			p.mu.Lock()
+			delete(p.ended, id)
+			p.mu.Unlock()
+		}()
+	}
 	var r reply
 	select {
 	case <-p.tokenIfLead():
-		r, err = p.leadUntil(ctx, id, ch, method, timeout, deadline)
+		r, err = p.leadUntil(waitCtx, id, ch, method, timeout, deadline)
 	default:
-		r, err = p.wait(ctx, id, ch, method, timeout, deadline)
+		r, err = p.wait(waitCtx, id, ch, method, timeout, deadline)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
