@@ -307,9 +307,12 @@ async function complete(inst, params, call, signal) {
     record(inst, "privacy-enforcement-failed", "error", "Privacy enforcement failed closed before completion transport");
     return fallback("privacy-enforcement-failed", "privacy enforcement failed closed", false);
   }
-  // The harness gave this completion up: nothing is sent, and its answer
-  // is dropped.
-  if (signal.aborted) return fallback("transport-failed", "completion was cancelled", true);
+  // The harness gave this completion up: nothing is sent, and the
+  // completion fails as a transport call under an ended context would.
+  if (signal.aborted) {
+    record(inst, "completion-transport-failed", "warning", "Completion transport failed; native runtime fallback remains available");
+    return fallback("transport-failed", "completion transport failed", true);
+  }
   let output;
   try {
     const res = await callHarness("transport", {

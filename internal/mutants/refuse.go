@@ -134,7 +134,7 @@ var refusalCatalogue = []Mutant{
 		// Upper-cases text and drops unknown members, reporting the held
 		// history as if dropping them were all it did.
 		Name: "holds-text-upper-cased-as-unknown-members-dropped", Breaks: "a held history differs from the given one only in the holding differences",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckModel),
 		wrap:  plain, holds: true,
 		before: func(setup *conformance.Setup) error {
 			for i := range setup.Fixture.Messages {
@@ -153,7 +153,7 @@ var refusalCatalogue = []Mutant{
 		// Trims tool results, reporting the held history with a legal
 		// provenance source of its own besides.
 		Name: "holds-tool-results-trimmed-as-provenance-source", Breaks: "a held history keeps tool results as given",
-		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection),
+		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckModel),
 		wrap:  plain, holds: true,
 		before: func(setup *conformance.Setup) error {
 			for i := range setup.Fixture.Messages {
