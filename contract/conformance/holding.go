@@ -317,8 +317,11 @@ func (s *Session) judgeHeld() error {
 
 // asHeld returns want with every message from index from on replaced by
 // got's message at its index when the two differ only in holding
-// differences the instance's held history shows: a message appended to
-// the source is held as the runtime holds the rest of its history.
+// differences: a message appended to the source is held as the runtime
+// holds the rest of its history. A difference the held history did not
+// show (it held nothing the difference changes, say no unknown member) is
+// shown from then on, a limit like the others; a difference outside the
+// vocabulary leaves want as it is, so the comparison fails.
 func (s *Session) asHeld(want, got []contract.Message, from int) []contract.Message {
 	if s.instance.Held == nil || s.heldErr != nil {
 		return want
@@ -329,13 +332,20 @@ func (s *Session) asHeld(want, got []contract.Message, from int) []contract.Mess
 		if classifyMessage(i, &out[i], &got[i], found) != nil {
 			continue
 		}
-		shown := true
-		for h := range found {
-			shown = shown && slices.Contains(s.holding, h)
+		if found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(got), gen.FamilyUnknownMembers) {
+			continue // dropped here, kept elsewhere: no holding difference
 		}
-		if shown {
-			out[i] = got[i]
+		var added []HoldingDifference
+		for _, h := range holdingDifferences {
+			if found[h] && !slices.Contains(s.holding, h) {
+				added = append(added, h)
+			}
 		}
+		if len(added) > 0 {
+			s.holding = append(s.holding, added...)
+			s.limits.addHolding(added)
+		}
+		out[i] = got[i]
 	}
 	return out
 }

@@ -104,7 +104,7 @@ func TestNodeAdapterHonoursCancel(t *testing.T) {
 		t.Fatalf("the cancelled completion sent %+v, want its answer", l)
 	}
 	var r struct{ Status, Reason string }
-	if json.Unmarshal(l.Result, &r) != nil || r.Status != "fallback" || r.Reason != "completion was cancelled" {
+	if json.Unmarshal(l.Result, &r) != nil || r.Status != "fallback" || r.Reason != "completion transport failed" {
 		t.Fatalf("the cancelled completion answered %s", l.Result)
 	}
 }
