@@ -47,6 +47,8 @@ type modelRun struct {
 	log   []string
 	// skipped counts the operations that could not run, by reason.
 	skipped map[string]int
+	// small keeps payloads small.
+	small bool
 }
 
 // modelLeaks are texts no diagnostic or fallback reason may hold: the
@@ -146,7 +148,7 @@ var errSkipOp = errors.New("operation skipped")
 
 // runSeq runs seq on fresh instances and closes them.
 func runSeq(ctx context.Context, e *env, seq *modelSeq, skips map[string]int) (log []string, err error) {
-	r := &modelRun{ctx: ctx, e: e, skipped: skips}
+	r := &modelRun{ctx: ctx, e: e, skipped: skips, small: seq.small}
 	defer func() {
 		for _, in := range r.insts {
 			e.forget(in.s)
@@ -480,12 +482,14 @@ const (
 	modelLargeOdds    = 16
 )
 
-func drawPayload(rnd *rand.Rand, seed int) drawnPayload {
+func (r *modelRun) drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 	if rnd.IntN(10) == 0 {
 		return drawnPayload{raw: gen.Payload(1 << 10).Example(seed), hostile: true}
 	}
 	most := modelSmallPayload
-	if rnd.IntN(modelLargeOdds) == 0 {
+	if r.small {
+		most = 1 << 10
+	} else if rnd.IntN(modelLargeOdds) == 0 {
 		most = modelMaxPayload
 	}
 	return drawnPayload{raw: gen.Payload(most).Example(seed), decoded: rnd.IntN(3) == 0}
@@ -509,7 +513,7 @@ func drawProvider(rnd *rand.Rand, seed int, fx Fixture) string {
 func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
 	provider := drawProvider(rnd, op.seed, m.fixture)
-	p := drawPayload(rnd, op.seed)
+	p := r.drawPayload(rnd, op.seed)
 	given := p.value()
 	res, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: given})
 	desc := fmt.Sprintf("%s, provider of %d bytes", p, len(provider))
@@ -592,7 +596,7 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	case 2, 3, 4:
 		provider = gen.Provider().Example(op.seed)
 	}
-	p := drawPayload(rnd, op.seed)
+	p := r.drawPayload(rnd, op.seed)
 	if in.lastPayload != nil && rnd.IntN(5) == 0 {
 		p = drawnPayload{raw: in.lastPayload} // the same request again
 	}
