@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -499,20 +500,33 @@ func (r *modelRun) drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 var blankNames = []string{"", " ", "\t\n", "\u00a0", "\ufeff", "\u2028", "\u3000 "}
 
 // drawProvider draws the provider of a request: mostly the fixture
-// model's, or a realistic one or a look-alike, now and then a blank one.
-func drawProvider(rnd *rand.Rand, seed int, fx Fixture) string {
+// model's, or a realistic one or a look-alike, or one the declared privacy
+// configuration names (its local providers above all), now and then a
+// blank one.
+func drawProvider(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config) string {
 	switch rnd.IntN(12) {
 	case 0:
 		return blankNames[rnd.IntN(len(blankNames))]
-	case 1, 2, 3, 4:
+	case 1, 2, 3:
 		return gen.Provider().Example(seed)
+	case 4, 5:
+		if cfg != nil {
+			named := slices.Concat(cfg.LocalProviders, slices.Sorted(maps.Keys(cfg.RemoteProviders)))
+			if len(named) > 0 {
+				p := named[rnd.IntN(len(named))]
+				if rnd.IntN(2) == 0 {
+					p = " " + strings.ToUpper(p)
+				}
+				return p
+			}
+		}
 	}
 	return fx.Model.Provider
 }
 
 func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
-	provider := drawProvider(rnd, op.seed, m.fixture)
+	provider := drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
 	p := r.drawPayload(rnd, op.seed)
 	given := p.value()
 	res, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: given})
@@ -594,7 +608,7 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	case 1:
 		model = blankNames[rnd.IntN(len(blankNames))]
 	case 2, 3, 4:
-		provider = gen.Provider().Example(op.seed)
+		provider = drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
 	}
 	p := r.drawPayload(rnd, op.seed)
 	if in.lastPayload != nil && rnd.IntN(5) == 0 {
