@@ -5,9 +5,9 @@
 //
 // Registration is deferred: the package defines no containers and no suite
 // hooks of its own. Describe builds the specs when called, so a suite may
-// call it several times with different factories or options. Describe, Run
-// and Fuzz take the options of package conformance, which every face of
-// the catalogue shares:
+// call it several times with different factories or options. Describe, Run,
+// Fuzz and FuzzModel (the model check as a fuzz target) take the options
+// of package conformance, which every face of the catalogue shares:
 //
 //	var _ = spec.Describe(myadapter.ConformanceFactory())
 //

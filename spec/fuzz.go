@@ -35,8 +35,11 @@ func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d m
 // breaking them fails; the rules across a series of histories are the
 // property spec's and the projection check's. It takes the options
 // of package conformance; the number of histories is the fuzzer's to choose.
+// Unless -fuzzminimizetime is given, the fuzzer minimizes each input it
+// keeps for at most 100 runs (see boundMinimization).
 func Fuzz(f *testing.F, factory conformance.Factory, opts ...conformance.Option) {
 	f.Helper()
+	boundMinimization()
 	cfg := newConfig(factory, opts, "")
 	// Seeds: pseudo-random inputs long enough for the generator to draw
 	// whole histories from.

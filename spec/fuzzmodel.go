@@ -23,6 +23,7 @@ import (
 // of package conformance.
 func FuzzModel(f *testing.F, factory conformance.Factory, opts ...conformance.Option) {
 	f.Helper()
+	boundMinimization()
 	cfg := newConfig(factory, opts, "")
 	for i := range 8 {
 		r := rand.New(rand.NewPCG(uint64(i), 0x6d6f64656c))

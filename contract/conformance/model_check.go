@@ -120,7 +120,11 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 func CheckModelInput(ctx context.Context, factory Factory, input []byte, opts ...Option) error {
 	o := newOptions(opts)
 	e := &env{factory: factory, opts: o}
-	seq := drawSeq(rand.New(&byteSource{data: input}), 0, 1, modelFuzzOps, o.LeftOut)
+	seq := drawSeq(rand.New(newByteSource(input)), 0, 1, modelFuzzOps, o.LeftOut)
+	seq.fixtures = seq.fixtures[:1] // one instance: the fuzzer's runs stay short
+	for i := range seq.ops {
+		seq.ops[i].inst = 0
+	}
 	log, err := runSeq(ctx, e, seq, map[string]int{})
 	err = errors.Join(err, e.closeAll(ctx))
 	if err == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -47,6 +48,8 @@ type modelRun struct {
 	log   []string
 	// skipped counts the operations that could not run, by reason.
 	skipped map[string]int
+	// small keeps payloads small.
+	small bool
 }
 
 // modelLeaks are texts no diagnostic or fallback reason may hold: the
@@ -133,7 +136,7 @@ var errSkipOp = errors.New("operation skipped")
 
 // runSeq runs seq on fresh instances and closes them.
 func runSeq(ctx context.Context, e *env, seq *modelSeq, skips map[string]int) (log []string, err error) {
-	r := &modelRun{ctx: ctx, e: e, skipped: skips}
+	r := &modelRun{ctx: ctx, e: e, skipped: skips, small: seq.small}
 	defer func() {
 		for _, in := range r.insts {
 			e.forget(in.s)
@@ -467,12 +470,14 @@ const (
 	modelLargeOdds    = 16
 )
 
-func drawPayload(rnd *rand.Rand, seed int) drawnPayload {
+func (r *modelRun) drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 	if rnd.IntN(10) == 0 {
 		return drawnPayload{raw: gen.Payload(1 << 10).Example(seed), hostile: true}
 	}
 	most := modelSmallPayload
-	if rnd.IntN(modelLargeOdds) == 0 {
+	if r.small {
+		most = 1 << 10
+	} else if rnd.IntN(modelLargeOdds) == 0 {
 		most = modelMaxPayload
 	}
 	return drawnPayload{raw: gen.Payload(most).Example(seed), decoded: rnd.IntN(3) == 0}
@@ -482,21 +487,34 @@ func drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 var blankNames = []string{"", " ", "\t\n", "\u00a0", "\ufeff", "\u2028", "\u3000 "}
 
 // drawProvider draws the provider of a request: mostly the fixture
-// model's, or a realistic one or a look-alike, now and then a blank one.
-func drawProvider(rnd *rand.Rand, seed int, fx Fixture) string {
+// model's, or a realistic one or a look-alike, or one the declared privacy
+// configuration names (its local providers above all), now and then a
+// blank one.
+func drawProvider(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config) string {
 	switch rnd.IntN(12) {
 	case 0:
 		return blankNames[rnd.IntN(len(blankNames))]
-	case 1, 2, 3, 4:
+	case 1, 2, 3:
 		return gen.Provider().Example(seed)
+	case 4, 5:
+		if cfg != nil {
+			named := slices.Concat(cfg.LocalProviders, slices.Sorted(maps.Keys(cfg.RemoteProviders)))
+			if len(named) > 0 {
+				p := named[rnd.IntN(len(named))]
+				if rnd.IntN(2) == 0 {
+					p = " " + strings.ToUpper(p)
+				}
+				return p
+			}
+		}
 	}
 	return fx.Model.Provider
 }
 
 func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
-	provider := drawProvider(rnd, op.seed, m.fixture)
-	p := drawPayload(rnd, op.seed)
+	provider := drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
+	p := r.drawPayload(rnd, op.seed)
 	given := p.value()
 	res, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: given})
 	desc := fmt.Sprintf("%s, provider of %d bytes", p, len(provider))
@@ -577,9 +595,9 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	case 1:
 		model = blankNames[rnd.IntN(len(blankNames))]
 	case 2, 3, 4:
-		provider = gen.Provider().Example(op.seed)
+		provider = drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
 	}
-	p := drawPayload(rnd, op.seed)
+	p := r.drawPayload(rnd, op.seed)
 	if in.lastPayload != nil && rnd.IntN(5) == 0 {
 		p = drawnPayload{raw: in.lastPayload} // the same request again
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract/gen"
@@ -58,6 +59,8 @@ type modelSeq struct {
 	seed     uint64
 	fixtures []Fixture
 	ops      []modelOp
+	// small keeps histories and payloads small (a fuzzer's sequences).
+	small bool
 }
 
 // Shape of drawn sequences.
@@ -71,7 +74,7 @@ const (
 	modelMinOps = 40
 	// modelFuzzOps is the longest sequence a fuzzer's input draws: short,
 	// so that the fuzzer runs many.
-	modelFuzzOps = 24
+	modelFuzzOps = 12
 	// modelTwinOdds: one sequence in modelTwinOdds runs two instances side
 	// by side.
 	modelTwinOdds = 4
@@ -79,10 +82,22 @@ const (
 	modelMaxHistory = 5000
 )
 
-// byteSource is a rand.Source reading a fuzzer's bytes, then zeros.
-type byteSource struct{ data []byte }
+// byteSource is a rand.Source reading a fuzzer's bytes, then a PCG seeded
+// with their length (a source of zeros would make rand's rejection
+// sampling loop for ever).
+type byteSource struct {
+	data []byte
+	rest *rand.PCG
+}
+
+func newByteSource(data []byte) *byteSource {
+	return &byteSource{data: data, rest: rand.NewPCG(uint64(len(data)), 0x6279746573)}
+}
 
 func (b *byteSource) Uint64() uint64 {
+	if len(b.data) == 0 {
+		return b.rest.Uint64()
+	}
 	var tmp [8]byte
 	n := copy(tmp[:], b.data)
 	b.data = b.data[n:]
@@ -101,7 +116,10 @@ func logIntN(r *rand.Rand, lo, hi int) int {
 // drawSeq draws a sequence of minOps to maxOps operations from r (fewer
 // when maxOps is smaller).
 func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, leave []gen.Family) *modelSeq {
-	seq := &modelSeq{seed: seed}
+	seq := &modelSeq{seed: seed, small: maxOps <= modelFuzzOps}
+	if seq.small {
+		leave = append(slices.Clone(leave), gen.FamilyLongHistory)
+	}
 	instances := 1
 	if r.IntN(modelTwinOdds) == 0 {
 		instances = 2
@@ -113,6 +131,9 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, leave []gen.Family) 
 		case 0, 1:
 			fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, leave...).Example(int(r.Int32()))
 		case 2:
+			if seq.small {
+				break
+			}
 			n := logIntN(r, 10, modelMaxHistory)
 			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
 		}

@@ -14,3 +14,13 @@ func TestModelPassesMemadapter(t *testing.T) {
 	}
 	t.Log(r.Note, r.Duration)
 }
+
+// Any input runs a sequence to its end, the empty one and one of zeros
+// among them (a source of zeros once made rand's sampling loop for ever).
+func TestCheckModelInputEndsForAnyInput(t *testing.T) {
+	for _, in := range [][]byte{nil, make([]byte, 64), []byte("model"), make([]byte, 4096)} {
+		if err := conformance.CheckModelInput(ctx, correct(), in); err != nil {
+			t.Fatalf("input of %d bytes: %v", len(in), err)
+		}
+	}
+}

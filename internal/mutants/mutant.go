@@ -132,7 +132,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue, privacyCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue, privacyCatalogue, modelCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
