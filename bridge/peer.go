@@ -564,12 +564,7 @@ func (p *peer) endCall(id uint64) {
 		return
 	}
 	p.ended[id] = struct{}{}
-	p.nextID++
-	cid := p.nextID
-	p.abandoned[cid] = struct{}{}
-	p.mu.Unlock()
-	params := strconv.AppendUint([]byte(`{"id":`), id, 10)
-	_ = p.write(envelope{ID: cid, Method: MethodCancel, Params: append(params, '}')})
+	p.writeCancelLocked(id)
 }
 
 // serve answers one request. Its handler gets a context of its own,
@@ -825,6 +820,12 @@ func (p *peer) sendCancel(id uint64) {
 		p.mu.Unlock()
 		return
 	}
+	p.writeCancelLocked(id)
+}
+
+// writeCancelLocked is called holding p.mu, which it releases: it sends a
+// cancel naming call id, whose own answer is dropped.
+func (p *peer) writeCancelLocked(id uint64) {
 	p.nextID++
 	cid := p.nextID
 	p.abandoned[cid] = struct{}{}
