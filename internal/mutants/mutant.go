@@ -298,7 +298,7 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "races-under-concurrency", Breaks: "an adapter is safe for concurrent use", Races: true,
-		Fails: all(conformance.CheckConcurrency, conformance.CheckModel),
+		Fails: all(conformance.CheckConcurrency),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &racySnapshot{decorator: decorator{a}} },
 	},
 	{

@@ -304,7 +304,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	killed := 0
 	for _, m := range suiteMutants() {
 		name := "mutant " + m.Name
-		got, want := slices.Sorted(slices.Values(failed[name])), slices.Sorted(slices.Values(m.Fails))
+		got, want := slices.Sorted(slices.Values(byChance(m, failed[name]))), slices.Sorted(slices.Values(m.Fails))
 		if ran[name] == 0 {
 			t.Errorf("%s: no spec ran", m.Name)
 			continue
@@ -386,7 +386,7 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 			failed = append(failed, c.ID)
 		}
 	}
-	if got, want := slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(slices.Values(byChance(m, failed))), slices.Sorted(slices.Values(m.Fails)); !slices.Equal(got, want) {
 		t.Fatalf("failed checks %q, want %q\n%s", got, want, out.String())
 	}
 	if wantCode := map[bool]int{true: 1, false: 0}[len(m.Fails) > 0]; code != wantCode || rep.Passed != (wantCode == 0) {
@@ -411,4 +411,14 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 	mu.Lock()
 	*killed++
 	mu.Unlock()
+}
+
+// byChance drops from failed, for a mutant with a real data race, the
+// model check: its random interleavings catch the race in some runs only,
+// so it is not one of the checks the mutant must fail.
+func byChance(m mutants.Mutant, failed []string) []string {
+	if !m.Races {
+		return failed
+	}
+	return slices.DeleteFunc(slices.Clone(failed), func(id string) bool { return id == conformance.CheckModel })
 }
