@@ -11,6 +11,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/mutants"
 )
 
 // refuser wraps correct() with a runtime refusing every generated history
@@ -222,34 +223,6 @@ func eachMessage(f func(m *contract.Message)) func(ms []contract.Message) {
 	}
 }
 
-func dropExtra(m *contract.Message) {
-	m.Extra, m.Provenance.Extra, m.Flags.Extra = nil, nil, nil
-	for i, b := range m.Blocks {
-		b = contract.CloneBlock(b)
-		switch b := b.(type) {
-		case *contract.TextBlock:
-			b.Extra = nil
-		case *contract.ThinkingBlock:
-			b.Extra = nil
-		case *contract.ToolCallBlock:
-			b.Extra = nil
-		case *contract.ToolResultBlock:
-			b.Extra = nil
-		case *contract.ImageBlock:
-			b.Extra = nil
-		case *contract.FileReferenceBlock:
-			b.Extra = nil
-		case *contract.ArtifactReferenceBlock:
-			b.Extra = nil
-		case *contract.SummaryReferenceBlock:
-			b.Extra = nil
-		case *contract.OpaqueProviderBlock:
-			b.Extra = nil
-		}
-		m.Blocks[i] = b
-	}
-}
-
 func referenceAsOpaque(m *contract.Message) {
 	for i, b := range m.Blocks {
 		switch b.Type() {
@@ -266,7 +239,7 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 	pi := eachMessage(func(m *contract.Message) { m.Provenance.Source = contract.SourcePiSession })
 	piShell := func(ms []contract.Message) {
 		pi(ms)
-		eachMessage(dropExtra)(ms)
+		eachMessage(mutants.DropUnknown)(ms)
 		eachMessage(referenceAsOpaque)(ms)
 		eachMessage(func(m *contract.Message) {
 			if m.Role == contract.RoleTool && !slices.ContainsFunc(m.Blocks, func(b contract.Block) bool {
@@ -400,7 +373,7 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 		hold   func(ms []contract.Message)
 		want   conformance.HoldingDifference // "" when the held history must fail
 	}{
-		{"all unknown members dropped", gen.FamilyUnknownMembers, eachMessage(dropExtra), conformance.HoldingUnknownMembersDropped},
+		{"all unknown members dropped", gen.FamilyUnknownMembers, eachMessage(mutants.DropUnknown), conformance.HoldingUnknownMembersDropped},
 		{"some unknown members dropped", gen.FamilyUnknownMembers, func(ms []contract.Message) {
 			for i := range ms {
 				if len(ms[i].Extra) > 0 {

@@ -139,7 +139,7 @@ var refusalCatalogue = []Mutant{
 		before: func(setup *conformance.Setup) error {
 			for i := range setup.Fixture.Messages {
 				m := &setup.Fixture.Messages[i]
-				dropUnknown(m)
+				DropUnknown(m)
 				for k, b := range m.Blocks {
 					if t, ok := b.(*contract.TextBlock); ok {
 						m.Blocks[k] = &contract.TextBlock{Text: strings.ToUpper(t.Text)}
@@ -207,7 +207,7 @@ func byteOrderDiffers(ms []contract.Message) bool {
 // vocabulary.
 func holdLikePi(m *contract.Message) {
 	m.Provenance.Source = contract.SourcePiSession
-	dropUnknown(m)
+	DropUnknown(m)
 	tool := false
 	for k, b := range m.Blocks {
 		switch b.Type() {
@@ -227,8 +227,10 @@ func holdLikePi(m *contract.Message) {
 	}
 }
 
-// dropUnknown removes every unknown member of m.
-func dropUnknown(m *contract.Message) {
+// DropUnknown removes every unknown member of m, as a runtime with
+// nowhere to keep them holds a message (tests of holding differences use
+// it too).
+func DropUnknown(m *contract.Message) {
 	m.Extra, m.Provenance.Extra, m.Flags.Extra = nil, nil, nil
 	for k, b := range m.Blocks {
 		b = contract.CloneBlock(b)
