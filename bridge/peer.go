@@ -532,16 +532,6 @@ func servedCall(ctx context.Context) uint64 {
 	return id
 }
 
-// live reports whether this side's request id is still waiting for its
-// response.
-func (p *peer) live(id uint64) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.pending[id]
-	_, ended := p.ended[id]
-	return ok && !ended
-}
-
 // callerContext returns the context of the caller of call id while the
 // call is live: a callback serving the call runs under it, so that it sees
 // the caller's cancellation as it would in process.
