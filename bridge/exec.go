@@ -36,7 +36,10 @@ type ExecConfig struct {
 	Dir string
 	// Env is the child's environment; nil means the harness's own.
 	Env []string
-	// Stderr receives the child's standard error; nil discards it.
+	// Stderr receives the child's standard error; nil discards it. The
+	// processes a factory starts may run at once: writes to a Stderr that
+	// is not an *os.File are serialised, so it need not be safe for
+	// concurrent use.
 	Stderr io.Writer
 	// ExitGrace is how long the child may take to exit after its input
 	// closes before it is killed. Zero means
@@ -62,7 +65,23 @@ func Command(name string, args ...string) conformance.Factory {
 // flood of requests or a protocol violation kills them at once.
 // docs/bridge.md says exactly which descendants are ended on which system.
 func NewFactory(cfg ExecConfig) conformance.Factory {
+	if _, isFile := cfg.Stderr.(*os.File); cfg.Stderr != nil && !isFile {
+		cfg.Stderr = &lockedWriter{w: cfg.Stderr}
+	}
 	return &execFactory{cfg: cfg}
+}
+
+// lockedWriter serialises writes to w: exec copies each process's standard
+// error to a non-file writer in a goroutine of its own.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
 
 type execFactory struct {
