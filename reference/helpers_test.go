@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -161,4 +162,25 @@ func expectUnchanged(t *testing.T, e env, fn func()) {
 	if !bytes.Equal(before, e.read(t)) {
 		t.Fatal("history file changed")
 	}
+}
+
+// endsOnceAwaited is a context that ends (context.Canceled) the first time
+// a caller waits on its Done channel: once the code under test waits for a
+// lock, however long reaching that took on a loaded machine. A deadline
+// could end before.
+type endsOnceAwaited struct {
+	context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *endsOnceAwaited) Done() <-chan struct{} {
+	c.once.Do(c.cancel)
+	return c.Context.Done()
+}
+
+// untilAwaited returns an endsOnceAwaited context.
+func untilAwaited() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &endsOnceAwaited{Context: ctx, cancel: cancel}, cancel
 }

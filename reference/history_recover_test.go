@@ -6,7 +6,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestRecoverMovesTornTailAside(t *testing.T) {
@@ -88,7 +87,7 @@ func TestRecoverWaitsForTheWriter(t *testing.T) {
 	mustNil(t, err)
 	defer lock.Close()
 	mustNil(t, lockWriter(context.Background(), "test", e.path, lock))
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	ctx, cancel := untilAwaited()
 	defer cancel()
 	expectUnchanged(t, e, func() {
 		if _, err := RecoverHistory(ctx, e.path); !errors.Is(err, ErrLocked) {

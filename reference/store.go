@@ -42,6 +42,9 @@ type store struct {
 	buf    []byte
 	c      *cached
 	block  int // the bytes a cold read reads at a time; 0 for readChunk
+	// waiting, when set, is called each time a read waits for a writer
+	// to finish its record (tests wait for it, not for a clock).
+	waiting func()
 }
 
 // cached is a history state that passed every check. Its messages are never
@@ -277,6 +280,9 @@ func (s *store) settle(ctx context.Context, f *os.File, base int64, tail []byte)
 			if active, err = writerActive(f); err != nil || !active {
 				return tail, nil
 			}
+		}
+		if s.waiting != nil {
+			s.waiting()
 		}
 		if timer == nil {
 			timer = time.NewTimer(delay)
