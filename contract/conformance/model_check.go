@@ -53,7 +53,9 @@ func checkModel(ctx context.Context, e *env) error {
 	ops, seqs := 0, 0
 	for ops < steps {
 		s := seqSeed(seed, seqs)
-		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), e.opts.LeftOut)
+		// The first sequence of every run puts two instances side by
+		// side, so that no run leaves their independence untried.
+		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, e.opts.LeftOut)
 		seqs++
 		ops += len(seq.ops)
 		if _, err := runSeq(ctx, e, seq, skips); err != nil {
@@ -120,7 +122,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 func CheckModelInput(ctx context.Context, factory Factory, input []byte, opts ...Option) error {
 	o := newOptions(opts)
 	e := &env{factory: factory, opts: o}
-	seq := drawSeq(rand.New(newByteSource(input)), 0, 1, modelFuzzOps, o.LeftOut)
+	seq := drawSeq(rand.New(newByteSource(input)), 0, 1, modelFuzzOps, false, o.LeftOut)
 	seq.fixtures = seq.fixtures[:1] // one instance: the fuzzer's runs stay short
 	for i := range seq.ops {
 		seq.ops[i].inst = 0

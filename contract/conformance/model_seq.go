@@ -114,14 +114,15 @@ func logIntN(r *rand.Rand, lo, hi int) int {
 }
 
 // drawSeq draws a sequence of minOps to maxOps operations from r (fewer
-// when maxOps is smaller).
-func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, leave []gen.Family) *modelSeq {
+// when maxOps is smaller), on two instances when twins is set and
+// otherwise on two in modelTwinOdds draws.
+func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []gen.Family) *modelSeq {
 	seq := &modelSeq{seed: seed, small: maxOps <= modelFuzzOps}
 	if seq.small {
 		leave = append(slices.Clone(leave), gen.FamilyLongHistory)
 	}
 	instances := 1
-	if r.IntN(modelTwinOdds) == 0 {
+	if r.IntN(modelTwinOdds) == 0 || twins {
 		instances = 2
 	}
 	for range instances {
@@ -151,8 +152,20 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, leave []gen.Family) 
 		}
 		seq.ops = append(seq.ops, modelOp{kind: k, inst: r.IntN(instances), seed: int(r.Int32()), n: i})
 	}
+	// Every sequence ends by reading what each instance says of itself
+	// and holds, so that what one instance did to another shows whatever
+	// operations were drawn.
+	for i := range instances {
+		for _, k := range closingReads {
+			seq.ops = append(seq.ops, modelOp{kind: k, inst: i, seed: int(r.Int32()), n: len(seq.ops)})
+		}
+	}
 	return seq
 }
+
+// closingReads are the operations that end every sequence, on each
+// instance.
+var closingReads = []opKind{opIdentity, opRoot, opModel, opDeclarations, opDiagnostics, opSnapshot}
 
 // describeOps shows operations as metadata: names, instances and what each
 // op observed (sizes, codes), never payload or text.

@@ -167,6 +167,16 @@ var modelCatalogue = []Mutant{
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return noCost{decorator{a}} },
 	},
 	{
+		Name: "current-model-of-the-newest-instance", Breaks: "instances are independent: each reports its own selected model, whatever instances came after it",
+		Fails: all(conformance.CheckModel),
+		wrap: func(a contract.Adapter, e *env) contract.Adapter {
+			e.shared.mu.Lock()
+			e.shared.newest = a
+			e.shared.mu.Unlock()
+			return newestModel{decorator{a}, e.shared}
+		},
+	},
+	{
 		Name: "duplicate-completion-served-from-cache", Breaks: "an identical completion is sent again, never answered from a cache",
 		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVNonHit, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &dedupe{decorator: decorator{a}} },
@@ -478,6 +488,20 @@ func (m noCost) CurrentModel(ctx context.Context) (*contract.ModelDescriptor, er
 		d.Cost = nil
 	}
 	return d, err
+}
+
+// newestModel keeps the selected model in one variable all instances set:
+// each reports the model of the instance created last.
+type newestModel struct {
+	decorator
+	shared *sharedEnv
+}
+
+func (m newestModel) CurrentModel(ctx context.Context) (*contract.ModelDescriptor, error) {
+	m.shared.mu.Lock()
+	newest := m.shared.newest
+	m.shared.mu.Unlock()
+	return newest.CurrentModel(ctx)
 }
 
 type dedupe struct {

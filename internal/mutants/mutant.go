@@ -60,6 +60,15 @@ type env struct {
 	raw json.RawMessage
 	// kv is the local KV state of mutants that break local KV rules.
 	kv kvEnv
+	// shared is what every instance of one factory shares.
+	shared *sharedEnv
+}
+
+// sharedEnv is the state every instance of one mutant factory shares, as
+// an adapter's package-level variables would.
+type sharedEnv struct {
+	mu     sync.Mutex
+	newest contract.Adapter // the adapter of the instance created last
 }
 
 // RunnerFails returns the contract cases conformance.Run must report
@@ -79,8 +88,9 @@ func (m Mutant) RunnerFails() []string {
 
 // Factory returns base's factory with every instance wrapped by the mutant.
 func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
+	shared := &sharedEnv{}
 	return conformance.NewFactory("mutant "+m.Name, func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
-		e := &env{transport: setup.Transport, fixture: setup.Fixture}
+		e := &env{transport: setup.Transport, fixture: setup.Fixture, shared: shared}
 		setup.Transport = contract.TransportFunc(func(ctx context.Context, req contract.TransportRequest) (json.RawMessage, error) {
 			e.mu.Lock()
 			if e.raw != nil {
@@ -195,7 +205,9 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "incomplete-exchange-marked-complete", Breaks: "a call still waiting for its result is in an incomplete group",
-		Fails: all(conformance.CheckProjection, conformance.CheckModel),
+		// The model check catches it in most runs (28 of seeds 1–30), not
+		// with the mutants' seed: projection's fixed histories always do.
+		Fails: all(conformance.CheckProjection),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return allComplete{decorator{a}} },
 	},
 	{
