@@ -3,6 +3,7 @@ package memadapter_test
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -81,4 +82,21 @@ func TestNewRefusesAnUnencodableMessage(t *testing.T) {
 // contract: go test ./examples/memadapter -run '^$' -fuzz FuzzModel.
 func FuzzModel(f *testing.F) {
 	spec.FuzzModel(f, memadapter.ConformanceFactory(true))
+}
+
+// BenchmarkModelInput is the work of one FuzzModel exec on this adapter:
+// one sequence drawn from a random 256-byte input (the seeds' size) run
+// against the model. Its ops/s bounds the fuzzer's execs/s from above.
+func BenchmarkModelInput(b *testing.B) {
+	factory := memadapter.ConformanceFactory(true)
+	r := rand.New(rand.NewPCG(1, 2))
+	input := make([]byte, 256)
+	for b.Loop() {
+		for i := range input {
+			input[i] = byte(r.Uint32())
+		}
+		if err := conformance.CheckModelInput(context.Background(), factory, input); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -31,7 +31,11 @@ func sharedNode(t *testing.T, args ...string) conformance.Factory {
 	if err != nil {
 		t.Skip("node is not on PATH: the Node.js example adapter is not run")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	deadline, ok := t.Deadline()
+	if !ok {
+		deadline = time.Now().Add(5 * time.Minute)
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	cmd := exec.CommandContext(ctx, node, append([]string{"adapter.mjs"}, args...)...)
 	cmd.Stderr = os.Stderr
 	cmd.WaitDelay = time.Second
