@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 func init() {
 	moreChildren["disk-full"] = childDiskFull
 	moreChildren["read-only"] = childReadOnly
+	moreChildren["no-permission"] = childNoPermission
 }
 
 // bigMessage carries 64 KiB of text, so that a limit is reached in the
@@ -233,6 +235,34 @@ func childReadOnly(report func(string, ...any)) error {
 	return nil
 }
 
+// childNoPermission reports what each writer and a reader get on a
+// history at ADAPTERKIT_DIR that this process may read but not write, in a
+// folder it may not write: "<operation> <error>".
+func childNoPermission(report func(string, ...any)) error {
+	dir, root := os.Getenv("ADAPTERKIT_DIR"), os.Getenv("ADAPTERKIT_ROOT")
+	fx := fixture()
+	hd := Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}
+	ctx := context.Background()
+	path := filepath.Join(dir, "session.jsonl")
+	kind := func(err error) string {
+		return fmt.Sprintf("readonly=%v|eacces=%v|%v", errors.Is(err, ErrReadOnly), errors.Is(err, syscall.EACCES), err)
+	}
+	_, err := OpenHistory(ctx, path)
+	report("open %s", kind(err))
+	report("append %s", kind(AppendMessage(ctx, path, nextMessage("n"))))
+	report("create %s", kind(CreateHistory(ctx, filepath.Join(dir, "new.jsonl"), hd, fx.Messages)))
+	a, err := New(Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root, Model: &fx.Model, Transport: &recorder{}})
+	if err != nil {
+		return err
+	}
+	snap, err := a.SnapshotHistory(ctx)
+	if err != nil {
+		return err
+	}
+	report("snapshot %d", len(snap.Messages))
+	return nil
+}
+
 // namespaces reports whether this process can start a child in user and
 // mount namespaces of its own (unshare -rm).
 func namespaces(t *testing.T) bool {
@@ -338,5 +368,52 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	}
 	if got := reportWith(t, lines, "snapshot"); got != strconv.Itoa(len(fixture().Messages)) {
 		t.Errorf("snapshot of %s messages", got)
+	}
+}
+
+// TestNoWritePermission gives a history its writers may read but not
+// write, in a folder they may not write: they fail with ErrReadOnly naming
+// EACCES, and readers still read. Root may write anything, so as root the
+// child runs as the unprivileged user 65534 (setpriv), from a copy of the
+// test binary it may run.
+func TestNoWritePermission(t *testing.T) {
+	var wrapper []string
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("running as root without setpriv: no user to lack the permission")
+		}
+		wrapper = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	// A folder others may enter and read: t.TempDir's parents are private.
+	dir, err := os.MkdirTemp("", "adapterkit-no-permission-")
+	mustNil(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	root, err := filepath.EvalSymlinks(dir)
+	mustNil(t, err)
+	fx := fixture()
+	path := filepath.Join(root, "session.jsonl")
+	mustNil(t, CreateHistory(context.Background(), path, Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}, fx.Messages))
+	bin := filepath.Join(root, "child.test")
+	self, err := os.ReadFile(os.Args[0])
+	mustNil(t, err)
+	mustNil(t, os.WriteFile(bin, self, 0o755))
+	before, err := os.ReadFile(path)
+	mustNil(t, err)
+	mustNil(t, os.Chmod(path, 0o444))
+	mustNil(t, os.Chmod(root, 0o555))
+	t.Cleanup(func() { os.Chmod(root, 0o700) })
+	lines := readReports(t, startChildOf(t, wrapper, bin, "no-permission", "ADAPTERKIT_DIR="+root, "ADAPTERKIT_ROOT="+root))
+	for _, op := range []string{"open", "append", "create"} {
+		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|eacces=true|") || !strings.HasSuffix(got, ": permission denied") {
+			t.Errorf("%s without write permission: %s", op, got)
+		}
+	}
+	if got := reportWith(t, lines, "snapshot"); got != strconv.Itoa(len(fx.Messages)) {
+		t.Errorf("snapshot of %s messages", got)
+	}
+	after, err := os.ReadFile(path)
+	mustNil(t, err)
+	if !bytes.Equal(before, after) {
+		t.Error("the history changed")
 	}
 }

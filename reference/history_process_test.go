@@ -162,7 +162,14 @@ func startChild(t *testing.T, mode string, env ...string) *child {
 // unshare), which runs the test binary it is given as its last arguments.
 func startChildVia(t *testing.T, wrapper []string, mode string, env ...string) *child {
 	t.Helper()
-	argv := append(slices.Clone(wrapper), os.Args[0], "-test.run=^$")
+	return startChildOf(t, wrapper, os.Args[0], mode, env...)
+}
+
+// startChildOf starts the test binary at bin (a copy of this one) as a
+// child, through wrapper.
+func startChildOf(t *testing.T, wrapper []string, bin, mode string, env ...string) *child {
+	t.Helper()
+	argv := append(slices.Clone(wrapper), bin, "-test.run=^$")
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
