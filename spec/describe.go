@@ -86,7 +86,7 @@ func describeCheck(cfg *config, c conformance.Check) {
 		case conformance.StatusFail, conformance.StatusError:
 			env := ""
 			if r.Seed != 0 {
-				env = fmt.Sprintf("%s=%#x", SeedEnv, r.Seed)
+				env = seedSetting(r.Seed)
 			}
 			failCheck(cfg, c.ID, r.Failure, env)
 		}
@@ -215,3 +215,8 @@ var packageDir = sync.OnceValue(func() string {
 		dir = parent
 	}
 })
+
+// seedSetting is the environment setting of a rerun command that replays
+// seed: written as the failure texts write a seed (16 hex digits), so that
+// the command names the very seed they name.
+func seedSetting(seed uint64) string { return fmt.Sprintf("%s=%#016x", SeedEnv, seed) }

@@ -12,6 +12,8 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/examples/memadapter"
+	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/reference"
 )
 
 func TestSetChecksRespectsTheUser(t *testing.T) {
@@ -80,5 +82,23 @@ func TestPropertyChecksEnv(t *testing.T) {
 	}
 	if n := newConfig(f, []conformance.Option{conformance.WithHistories(3)}, "").settings.Histories; n != 3 {
 		t.Errorf("histories under %s=9 and WithHistories(3): %d", PropertyChecksEnv, n)
+	}
+}
+
+// A rerun command names the seed exactly as the failure it replays does,
+// also when the seed's first hex digit is 0 (a seed written "%#x" dropped
+// it, and a pasted rerun's failure then named another-looking seed).
+func TestSeedSettingNamesTheFailuresSeed(t *testing.T) {
+	const seed = 0x2669ea700e4594c // 15 hex digits
+	c, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
+	r := c.Run(context.Background(), mutants.Catalogue()[slices.IndexFunc(mutants.Catalogue(), func(m mutants.Mutant) bool {
+		return slices.Contains(m.Fails, conformance.CheckPrivacyProbes)
+	})].Factory(reference.NewConformanceFactory()), conformance.WithSeed(seed))
+	if r.Failure == nil {
+		t.Fatal("the privacy mutant passed privacy-probes")
+	}
+	named := strings.TrimPrefix(seedSetting(r.Seed), SeedEnv+"=")
+	if !strings.Contains(r.Failure.Actual, "seed "+named) {
+		t.Fatalf("rerun setting %s; the failure says %q", seedSetting(r.Seed), r.Failure.Actual)
 	}
 }
