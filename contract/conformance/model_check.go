@@ -21,7 +21,7 @@ const DefaultModelSteps = 1000
 
 // Bounds of the model check's shrinking of a failing sequence.
 const (
-	modelShrinkTime  = 20 * time.Second
+	modelShrinkTime  = 5 * time.Second
 	modelShrinkTries = 400
 )
 

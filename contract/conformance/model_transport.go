@@ -98,6 +98,13 @@ func (t *modelTransport) Send(ctx context.Context, req contract.TransportRequest
 	case answerPartial:
 		return outputFor(answerObject, req.Payload), modelTransportError{payload: "partial"}
 	case answerBlock:
+		if ctx.Done() == nil {
+			// A context that can never end: no wait tells more.
+			t.mu.Lock()
+			t.unended++
+			t.mu.Unlock()
+			return nil, errors.New("the transport's context can never end")
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
