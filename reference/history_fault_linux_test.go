@@ -216,36 +216,27 @@ func childReadOnly(report func(string, ...any)) error {
 	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
 		return fmt.Errorf("remount: %w", err)
 	}
-	kind := func(err error) string {
-		return fmt.Sprintf("readonly=%v|erofs=%v|%v", errors.Is(err, ErrReadOnly), errors.Is(err, syscall.EROFS), err)
-	}
-	_, err := OpenHistory(ctx, path)
-	report("open %s", kind(err))
-	report("append %s", kind(AppendMessage(ctx, path, nextMessage("n"))))
-	report("create %s", kind(CreateHistory(ctx, filepath.Join(dir, "new.jsonl"), hd, fx.Messages)))
-	a, err := New(Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root, Model: &fx.Model, Transport: &recorder{}})
-	if err != nil {
-		return err
-	}
-	snap, err := a.SnapshotHistory(ctx)
-	if err != nil {
-		return err
-	}
-	report("snapshot %d", len(snap.Messages))
-	return nil
+	return reportUnwritable(report, dir, root, syscall.EROFS)
 }
 
 // childNoPermission reports what each writer and a reader get on a
 // history at ADAPTERKIT_DIR that this process may read but not write, in a
 // folder it may not write: "<operation> <error>".
 func childNoPermission(report func(string, ...any)) error {
-	dir, root := os.Getenv("ADAPTERKIT_DIR"), os.Getenv("ADAPTERKIT_ROOT")
+	return reportUnwritable(report, os.Getenv("ADAPTERKIT_DIR"), os.Getenv("ADAPTERKIT_ROOT"), syscall.EACCES)
+}
+
+// reportUnwritable reports what each writer and a reader get on the
+// history session.jsonl in dir, which this process cannot write for the
+// reason errno names: "<operation> readonly=<is ErrReadOnly>|errno=<is
+// errno>|<error>" for open, append and create, and "snapshot <messages>".
+func reportUnwritable(report func(string, ...any), dir, root string, errno syscall.Errno) error {
 	fx := fixture()
 	hd := Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}
 	ctx := context.Background()
 	path := filepath.Join(dir, "session.jsonl")
 	kind := func(err error) string {
-		return fmt.Sprintf("readonly=%v|eacces=%v|%v", errors.Is(err, ErrReadOnly), errors.Is(err, syscall.EACCES), err)
+		return fmt.Sprintf("readonly=%v|errno=%v|%v", errors.Is(err, ErrReadOnly), errors.Is(err, errno), err)
 	}
 	_, err := OpenHistory(ctx, path)
 	report("open %s", kind(err))
@@ -362,7 +353,7 @@ func TestReadOnlyFileSystem(t *testing.T) {
 	mustNil(t, os.Mkdir(dir, 0o700))
 	lines := readReports(t, startChildVia(t, []string{"unshare", "-rm"}, "read-only", "ADAPTERKIT_DIR="+dir, "ADAPTERKIT_ROOT="+e.root))
 	for _, op := range []string{"open", "append", "create"} {
-		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|erofs=true|") || !strings.HasSuffix(got, ": read-only file system") {
+		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|errno=true|") || !strings.HasSuffix(got, ": read-only file system") {
 			t.Errorf("%s on a read-only file system: %s", op, got)
 		}
 	}
@@ -404,7 +395,7 @@ func TestNoWritePermission(t *testing.T) {
 	t.Cleanup(func() { os.Chmod(root, 0o700) })
 	lines := readReports(t, startChildOf(t, wrapper, bin, "no-permission", "ADAPTERKIT_DIR="+root, "ADAPTERKIT_ROOT="+root))
 	for _, op := range []string{"open", "append", "create"} {
-		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|eacces=true|") || !strings.HasSuffix(got, ": permission denied") {
+		if got := reportWith(t, lines, op); !strings.HasPrefix(got, "readonly=true|errno=true|") || !strings.HasSuffix(got, ": permission denied") {
 			t.Errorf("%s without write permission: %s", op, got)
 		}
 	}
