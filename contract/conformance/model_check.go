@@ -27,7 +27,7 @@ const (
 
 func modelChecks() []Check {
 	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel,
-		Summary: "random sequences of every operation, on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
+		Summary: "random sequences of every operation (local KV through a recording port included), on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
 		Rule:    "an adapter answers any sequence of operations as the contract says, output by output, wherever SPEC pins the answer"}}
 }
 
