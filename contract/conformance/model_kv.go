@@ -15,6 +15,15 @@ import (
 // whose factory was given a local KV port must do with a completion, what
 // its port receives and what its counters say. Like the rest of the model,
 // it is written from SPEC; "latitude:" marks what SPEC leaves open.
+//
+// §11's reference adapter integration says when the local KV path is taken
+// (a configured, enabled port; a local sanitised destination; a prompt
+// prepare finds), what a KV completion returns and that a failed KV path
+// records local-kv-replay-failed and retries through the ordinary
+// transport. The fixed local KV checks hold every adapter declaring
+// local-kv-reuse to these rules (a factory given a port enables it and
+// prepares with ReadLocalKVPrompt, see Setup), and so does the model; what
+// only the reference adapter does is marked latitude.
 
 // modelKVOdds: one instance in modelKVOdds is given a local KV port (when
 // its adapter then declares local-kv-reuse, the model holds it to §11).

@@ -129,6 +129,12 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 		}
 		in.port = p
 	}
+	// §12: the reference adapter declares local-kv-reuse supported when a
+	// port is configured, and unsupported otherwise.
+	if declared := capabilityDeclared(in.a, contract.CapabilityLocalKVReuse); in.m.reference && declared != (port != nil) {
+		return nil, broken("the reference adapter declares local-kv-reuse supported exactly when a local KV port is configured (§12)",
+			fmt.Sprintf("supported %t (a port given: %t)", port != nil, port != nil), fmt.Sprintf("supported %t", declared))
+	}
 	// An adapter that does not declare local-kv-reuse ignores the port
 	// (Setup.LocalKVPort), and the instance runs as one without it.
 	if port != nil && capabilityDeclared(in.a, contract.CapabilityLocalKVReuse) {
