@@ -58,6 +58,9 @@
 // WithModelSteps sizes it, WithSeed replays a failure, and
 // CheckModelInput runs one sequence drawn from a fuzzer's bytes. A Source
 // that also implements SourceRewriter lets it change messages in place.
+// Some of its instances get a RecordingKVPort (Setup.LocalKVPort): for an
+// adapter that then declares local-kv-reuse, the model follows local KV
+// completions through the port too.
 //
 // Nothing this package writes — reports, errors, failure explanations —
 // holds the probes the privacy case sends (ProbePrivateValue,

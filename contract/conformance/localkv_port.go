@@ -147,6 +147,14 @@ func (p *RecordingKVPort) Calls() int {
 	return len(p.tries) + len(p.replays)
 }
 
+// since returns copies of the TryReuse and FullReplay requests after the
+// first tries and replays of each.
+func (p *RecordingKVPort) since(tries, replays int) ([]localkv.ReuseRequest, []localkv.ReuseRequest) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return cloneReuseRequests(p.tries[min(tries, len(p.tries)):]), cloneReuseRequests(p.replays[min(replays, len(p.replays)):])
+}
+
 // Shutdowns returns how many times Shutdown was called.
 func (p *RecordingKVPort) Shutdowns() int {
 	p.mu.Lock()

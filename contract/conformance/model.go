@@ -33,6 +33,7 @@ var referenceMessages = map[string]string{
 	contract.DiagnosticCompletionRequestInvalid:  "Completion request is missing provider or model identity",
 	contract.DiagnosticCompletionTransportFailed: "Completion transport failed; native runtime fallback remains available",
 	contract.DiagnosticAdapterClosed:             "Reference adapter lifecycle closed cleanly",
+	contract.DiagnosticLocalKVReplayFailed:       "Local KV transport failed; completion retried with a full prompt through native transport",
 }
 
 // referenceReasons are the fallback reasons of SPEC §9, by code.
@@ -137,11 +138,14 @@ func (m *model) checkRevision(method, rev string) error {
 }
 
 // record is a diagnostic SPEC makes the adapter record.
-func (m *model) record(code string, sev contract.Severity) {
+func (m *model) record(code string, sev contract.Severity) { m.recordFor(code, sev, "") }
+
+// recordFor is a diagnostic SPEC makes the adapter record for a capability.
+func (m *model) recordFor(code string, sev contract.Severity, capability contract.CapabilityID) {
 	if !m.reference {
 		return
 	}
-	m.diagnostics = append(m.diagnostics, contract.Diagnostic{Code: code, Severity: sev, Message: referenceMessages[code]})
+	m.diagnostics = append(m.diagnostics, contract.Diagnostic{Code: code, Severity: sev, Message: referenceMessages[code], Capability: capability})
 	if n := len(m.diagnostics) - referenceDiagnosticsKept; n > 0 {
 		m.diagnostics = slices.Delete(m.diagnostics, 0, n)
 	}
@@ -196,6 +200,10 @@ func (m *model) checkDiagnostics(op string, rule diagnosticsRule, before, after 
 		if !hasDiagnostic(after, want.Code, want.Severity) {
 			return broken("an operation SPEC says records a diagnostic records it (§9)", fmt.Sprintf("a diagnostic %s (%s)", q(want.Code), want.Severity),
 				fmt.Sprintf("%s: codes %s", op, qs(diagnosticCodes(lastN(after, 4)))))
+		}
+		if want.Capability != "" && !slices.ContainsFunc(after, func(d contract.Diagnostic) bool { return d.Code == want.Code && d.Capability == want.Capability }) {
+			return broken("a diagnostic SPEC records for a capability names it (§11)", fmt.Sprintf("a diagnostic %s of capability %s", q(want.Code), want.Capability),
+				fmt.Sprintf("%s: none names it", op))
 		}
 		if countCode(after, want.Code) <= countCode(before, want.Code) && len(after) > len(before) {
 			return broken("an operation SPEC says records a diagnostic records it (§9)", fmt.Sprintf("one more %s than the %d before", q(want.Code), countCode(before, want.Code)),

@@ -27,7 +27,7 @@ const (
 
 func modelChecks() []Check {
 	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel,
-		Summary: "random sequences of every operation, on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
+		Summary: "random sequences of every operation (local KV through a recording port included), on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
 		Rule:    "an adapter answers any sequence of operations as the contract says, output by output, wherever SPEC pins the answer"}}
 }
 
@@ -68,11 +68,18 @@ func checkModel(ctx context.Context, e *env) error {
 		}
 	}
 	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", seqs, ops, seedText(seed))
-	if len(skips) > 0 {
-		var parts []string
-		for _, reason := range slices.Sorted(maps.Keys(skips)) {
-			parts = append(parts, fmt.Sprintf("%d skipped: %s", skips[reason], reason))
+	var kv, parts []string
+	for _, reason := range slices.Sorted(maps.Keys(skips)) {
+		if outcome, ok := strings.CutPrefix(reason, kvTally); ok {
+			kv = append(kv, fmt.Sprintf("%d %s", skips[reason], outcome))
+			continue
 		}
+		parts = append(parts, fmt.Sprintf("%d skipped: %s", skips[reason], reason))
+	}
+	if len(kv) > 0 {
+		e.note += "; local KV completions: " + strings.Join(kv, ", ")
+	}
+	if len(parts) > 0 {
 		e.note += "; " + strings.Join(parts, "; ")
 	}
 	return nil
@@ -88,7 +95,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 	ops := slices.Clone(seq.ops)
 	fails := func(cand []modelOp) error {
 		tries++
-		s := &modelSeq{seed: seq.seed, fixtures: seq.fixtures, ops: cand}
+		s := &modelSeq{seed: seq.seed, fixtures: seq.fixtures, kv: seq.kv, ops: cand}
 		_, err := runSeq(ctx, e, s, map[string]int{})
 		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
 			return nil // a different failure: keep the longer sequence
@@ -108,7 +115,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 			break
 		}
 	}
-	log, _ := runSeq(ctx, e, &modelSeq{seed: seq.seed, fixtures: seq.fixtures, ops: ops}, map[string]int{})
+	log, _ := runSeq(ctx, e, &modelSeq{seed: seq.seed, fixtures: seq.fixtures, kv: seq.kv, ops: ops}, map[string]int{})
 	return withNote(err, fmt.Sprintf("%s, %d instance(s), shrunk from %d to %d operations: %s",
 		where, len(seq.fixtures), len(seq.ops), len(ops), describeOps(log)))
 }
@@ -123,7 +130,7 @@ func CheckModelInput(ctx context.Context, factory Factory, input []byte, opts ..
 	o := newOptions(opts)
 	e := &env{factory: factory, opts: o}
 	seq := drawSeq(rand.New(newByteSource(input)), 0, 1, modelFuzzOps, false, o.LeftOut)
-	seq.fixtures = seq.fixtures[:1] // one instance: the fuzzer's runs stay short
+	seq.fixtures, seq.kv = seq.fixtures[:1], seq.kv[:1] // one instance: the fuzzer's runs stay short
 	for i := range seq.ops {
 		seq.ops[i].inst = 0
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
@@ -30,6 +31,10 @@ type modelInst struct {
 	tr      *modelTransport
 	m       *model
 	port    contract.EmbeddingPort
+	// kv is the model of the instance's local KV, for an instance whose
+	// factory was given a port and whose adapter then declares
+	// local-kv-reuse; nil otherwise.
+	kv *kvModel
 	// diags is the last diagnostics list read (a copy).
 	diags []contract.Diagnostic
 	// lastPayload is the raw payload of the last completion, for
@@ -55,7 +60,7 @@ type modelRun struct {
 // modelLeaks are texts no diagnostic or fallback reason may hold: the
 // transport error's, and the secrets and class content of gen.Payload.
 var modelLeaks = []string{modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
-	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB"}
+	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB", LocalKVHandleProbe, modelKVPrefixMarker, localKVMessageText}
 
 // leaksAny reports whether s holds one of modelLeaks.
 func leaksAny(s string) bool {
@@ -69,10 +74,16 @@ func leaksAny(s string) bool {
 
 // newModelInst creates an instance holding fx (or, when the factory
 // refuses a generated history, the conformance fixture's history) and the
-// model of it.
-func (r *modelRun) newModelInst(fx Fixture) (*modelInst, error) {
+// model of it; with kv, its factory is given a recording local KV port.
+func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	tr := &modelTransport{}
-	s, err := start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
+	var port *RecordingKVPort
+	var kvPort localkv.RuntimePort
+	if kv {
+		port = NewRecordingKVPort()
+		kvPort = port
+	}
+	s, err := start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr, LocalKVPort: kvPort}, r.e.opts)
 	if ref, ok := refusalOf(err); ok {
 		// A refusal keeps the rules one history can show; the sequence
 		// then runs on the conformance fixture, which every runtime holds.
@@ -80,7 +91,7 @@ func (r *modelRun) newModelInst(fx Fixture) (*modelInst, error) {
 			return nil, err
 		}
 		fx.Messages = NewFixture().Messages
-		s, err = start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr}, r.e.opts)
+		s, err = start(r.ctx, r.e.factory, Setup{Fixture: fx, Transport: tr, LocalKVPort: kvPort}, r.e.opts)
 	}
 	s, err = r.e.track(s, err)
 	if err != nil {
@@ -118,6 +129,17 @@ func (r *modelRun) newModelInst(fx Fixture) (*modelInst, error) {
 		}
 		in.port = p
 	}
+	// §12: the reference adapter declares local-kv-reuse supported when a
+	// port is configured, and unsupported otherwise.
+	if declared := capabilityDeclared(in.a, contract.CapabilityLocalKVReuse); in.m.reference && declared != (port != nil) {
+		return nil, broken("the reference adapter declares local-kv-reuse supported exactly when a local KV port is configured (§12)",
+			fmt.Sprintf("supported %t (a port given: %t)", port != nil, port != nil), fmt.Sprintf("supported %t", declared))
+	}
+	// An adapter that does not declare local-kv-reuse ignores the port
+	// (Setup.LocalKVPort), and the instance runs as one without it.
+	if port != nil && capabilityDeclared(in.a, contract.CapabilityLocalKVReuse) {
+		in.kv = newKVModel(port)
+	}
 	in.diags = slices.Clone(in.a.Diagnostics())
 	if in.m.reference && len(in.diags) > 0 {
 		in.m.diagnostics = slices.Clone(in.diags)
@@ -131,6 +153,13 @@ func (r *modelRun) skip(reason string) (diagnosticsRule, string, error) {
 	return diagnosticsRule{}, "skipped", errSkipOp
 }
 
+// kvTally starts the keys under which the skipped map also counts the
+// outcomes of local KV completions, for the check's note.
+const kvTally = "\x00kv "
+
+// tally counts one local KV outcome.
+func (r *modelRun) tally(outcome string) { r.skipped[kvTally+outcome]++ }
+
 // errSkipOp marks an operation that did not run.
 var errSkipOp = errors.New("operation skipped")
 
@@ -143,11 +172,16 @@ func runSeq(ctx context.Context, e *env, seq *modelSeq, skips map[string]int) (l
 			if cerr := in.s.Close(ctx); cerr != nil && err == nil {
 				err = failed("the instance must shut down and clean up without error", cerr)
 			}
+			if in.kv != nil && err == nil {
+				if n := in.kv.port.Shutdowns(); n != 1 {
+					err = broken(ruleKVShutdown, "one port shutdown once the instance is shut down", fmt.Sprintf("%d port shutdowns", n))
+				}
+			}
 		}
 		log = r.log
 	}()
-	for _, fx := range seq.fixtures {
-		in, err := r.newModelInst(fx)
+	for i, fx := range seq.fixtures {
+		in, err := r.newModelInst(fx, i < len(seq.kv) && seq.kv[i])
 		if err != nil {
 			return r.log, err
 		}
@@ -185,6 +219,11 @@ func (r *modelRun) do(op modelOp) error {
 		if reqs, _ := in.tr.take(); len(reqs) > 0 {
 			return broken("only a completion reaches the transport", "no transport request", fmt.Sprintf("%s: %d transport request(s)", opNames[op.kind], len(reqs)))
 		}
+		if in.kv != nil {
+			if err := in.kv.quiet("only a completion reaches the local KV port", opNames[op.kind]); err != nil {
+				return err
+			}
+		}
 	}
 	got := in.a.Diagnostics()
 	after := slices.Clone(got)
@@ -193,9 +232,13 @@ func (r *modelRun) do(op modelOp) error {
 	for i, d := range after {
 		for _, l := range modelLeaks {
 			if ContainsAny([]byte(d.Message+d.Code), l) {
-				return broken("diagnostics are metadata only: never payload text, secrets or a transport error's text", "no such text",
+				return broken("diagnostics are metadata only: never payload text, secrets, a transport error's text, a prompt prefix or a local KV port error's text", "no such text",
 					fmt.Sprintf("%s: diagnostic #%d (%s) holds some", opNames[op.kind], i, q(d.Code)))
 			}
+		}
+		if in.kv != nil && in.kv.holdsKey(d.Message+" "+d.Code) {
+			return broken("diagnostics are metadata only: never an eligibility key (§11)", "no key digest",
+				fmt.Sprintf("%s: diagnostic #%d (%s) holds one", opNames[op.kind], i, q(d.Code)))
 		}
 	}
 	if err := in.m.checkDiagnostics(opNames[op.kind], rule, before, after); err != nil {
@@ -208,6 +251,12 @@ func (r *modelRun) do(op modelOp) error {
 		if reqs, _ := other.tr.take(); len(reqs) > 0 {
 			return broken("instances are independent: nothing one does shows in another", "no request through the other instance's transport",
 				fmt.Sprintf("%s on instance %d: %d request(s) through instance %d's transport", opNames[op.kind], op.inst, len(reqs), j))
+		}
+		if other.kv != nil {
+			if err := other.kv.quiet("instances are independent: nothing one does shows in another (no call through the other instance's local KV port)",
+				fmt.Sprintf("%s on instance %d", opNames[op.kind], op.inst)); err != nil {
+				return err
+			}
 		}
 		if ds := other.a.Diagnostics(); !reflect.DeepEqual(nonNilDiags(ds), nonNilDiags(other.diags)) {
 			return broken("instances are independent: nothing one does shows in another", fmt.Sprintf("instance %d's %d diagnostics unchanged", j, len(other.diags)),
@@ -341,6 +390,9 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 	case opEmbed:
 		return r.embed(in, op)
 	case opLocalKV:
+		if in.kv != nil {
+			return r.localKV(in)
+		}
 		d, ok := a.localKVDiagnostics()
 		if !ok {
 			return r.skip("the adapter keeps no local KV counters")
@@ -609,6 +661,38 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	if rnd.IntN(4) == 0 {
 		cm = ctxMode(1 + rnd.IntN(2))
 	}
+	kvDesc := ""
+	if in.kv != nil && rnd.IntN(4) != 0 {
+		// A local KV payload (LocalKVPayload), to a local provider mostly.
+		ask, what := in.kv.draw(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
+		provider, model = ask.provider, ask.model
+		p = drawnPayload{raw: LocalKVPayload(ask.prompt), decoded: rnd.IntN(4) == 0}
+		kvDesc = fmt.Sprintf(", kv prompt %s (prefix %d bytes, tokens %d/%d)", what, len(ask.prompt.Prefix), ask.prompt.PrefixTokens, ask.prompt.ContextTokens) + in.kv.arm(rnd)
+	}
+	var want contract.PrivacyResult
+	var werr error
+	valid := !m.closed && !contract.IsBlank(provider) && !contract.IsBlank(model)
+	if valid {
+		want, werr = r.predictPrivacy(in, provider, p)
+	}
+	// §11: the local KV path is taken for a local destination whose
+	// sanitised payload prepare finds a prompt in (the factory reads it
+	// with ReadLocalKVPrompt, see Setup).
+	var kvPrompt *LocalKVPrompt
+	var kvElig localkv.Eligibility
+	if in.kv != nil && valid && werr == nil && want.Destination == contract.DestinationLocal {
+		if kp, ok := ReadLocalKVPrompt(want.Payload); ok {
+			kvPrompt, kvElig = &kp, kvEligibility(provider, model, kp)
+			// latitude: SPEC says nothing of a local KV path whose context
+			// ends, or of a port and a transport racing a deadline: such a
+			// completion runs with a live context and a transport that
+			// answers at once.
+			cm = ctxNever
+			if mode == answerBlock {
+				mode = answerObject
+			}
+		}
+	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()
 	var onCalled context.CancelFunc
@@ -622,18 +706,12 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 		ctx, c2 = context.WithTimeout(ctx, 2*time.Millisecond)
 		defer c2()
 	}
-	var want contract.PrivacyResult
-	var werr error
-	valid := !m.closed && !contract.IsBlank(provider) && !contract.IsBlank(model)
-	if valid {
-		want, werr = r.predictPrivacy(in, provider, p)
-	}
 	in.tr.script(mode, onCalled)
 	given := p.value()
 	res := in.a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: given})
 	in.tr.script(answerObject, nil)
 	reqs, unended := in.tr.take()
-	desc := fmt.Sprintf("%s, transport %s, context %s", p, transportModeNames[mode], ctxModeNames[cm])
+	desc := fmt.Sprintf("%s, transport %s, context %s%s", p, transportModeNames[mode], ctxModeNames[cm], kvDesc)
 	if !p.unchanged(given) {
 		return diagnosticsRule{}, "", broken("a completion never modifies the caller's payload", "the payload as the caller built it", desc+": changed")
 	}
@@ -644,13 +722,19 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 		return diagnosticsRule{}, "", broken("the transport gets the completion's context: when the call's context ends, so does the transport's", "a context that ended",
 			desc+": the transport waited "+modelBlockBound.String()+" for it")
 	}
+	if in.kv != nil && in.kv.holdsKey(res.Reason) {
+		return diagnosticsRule{}, "", broken("a fallback reason is metadata only: never an eligibility key (§11)", "a reason without one", desc+": the reason holds one")
+	}
+	// kvRecords are the diagnostics a failed local KV path recorded before
+	// the ordinary transport ran.
+	var kvRecords []contract.Diagnostic
 	rec := func(code contract.FallbackCode) diagnosticsRule {
 		f := fallbackRules[code]
 		if f.code == "" {
 			return diagnosticsRule{none: true}
 		}
 		m.record(f.code, f.severity)
-		return diagnosticsRule{records: []contract.Diagnostic{{Code: f.code, Severity: f.severity}}}
+		return diagnosticsRule{records: append(slices.Clone(kvRecords), contract.Diagnostic{Code: f.code, Severity: f.severity})}
 	}
 	var code contract.FallbackCode
 	switch {
@@ -666,6 +750,54 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 		// before looking at the request (SPEC §9 orders the checks of a
 		// call that runs); it falls back as a failed transport.
 		code = contract.FallbackTransportFailed
+	}
+	if in.kv != nil && (code != "" || kvPrompt == nil || !kvElig.Eligible) {
+		// latitude: see checkCounters; an ineligible prompt falls through
+		// quietly (§11).
+		switch {
+		case code == "" && kvPrompt != nil:
+			satAdd(&in.kv.want.Requests, 1)
+			satAdd(&in.kv.want.BypassedRequests, 1)
+		case code == "":
+			in.kv.slack++
+		}
+		why := "a completion the local KV path does not take never reaches the port (§11: a remote destination, no prompt prepared, an ineligible request, a fallback before transport)"
+		if err := in.kv.quiet(why, desc); err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		if kvPrompt != nil && code == "" {
+			desc += ", kv ineligible (" + string(kvElig.Reason) + ")"
+			r.tally("ineligible")
+		}
+	}
+	if code == "" && kvPrompt != nil && kvElig.Eligible {
+		out, err := in.kv.use(m.reference, kvElig, provider, model, want.Payload, *kvPrompt, desc)
+		if err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		if out != kvFailed {
+			desc += ", kv " + map[kvOutcome]string{kvHit: "hit", kvReplayed: "full replay"}[out]
+			r.tally(map[kvOutcome]string{kvHit: "hits", kvReplayed: "full replays"}[out])
+			if len(reqs) > 0 {
+				return diagnosticsRule{}, "", broken("a completion the local KV port served does not also go through the ordinary transport (§11)", "no transport request",
+					fmt.Sprintf("%s: %d request(s)", desc, len(reqs)))
+			}
+			if err := checkKVResult(res, out, *kvPrompt, want, desc); err != nil {
+				return diagnosticsRule{}, "", err
+			}
+			for i := range res.Output {
+				res.Output[i] = ' '
+			}
+			// latitude: as for a completed call (below).
+			return diagnosticsRule{}, desc, nil
+		}
+		// §11: any failure of the KV path records local-kv-replay-failed
+		// and retries the full sanitised payload through the ordinary
+		// transport, which then answers as for any completion.
+		desc += ", kv failed"
+		r.tally("failed replays")
+		m.recordFor(contract.DiagnosticLocalKVReplayFailed, contract.SeverityWarning, contract.CapabilityLocalKVReuse)
+		kvRecords = []contract.Diagnostic{{Code: contract.DiagnosticLocalKVReplayFailed, Severity: contract.SeverityWarning, Capability: contract.CapabilityLocalKVReuse}}
 	}
 	if code != "" {
 		if len(reqs) > 0 {
@@ -728,7 +860,7 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	}
 	// latitude: SPEC records nothing for a completed call of the
 	// reference adapter, and forbids nothing for others.
-	return diagnosticsRule{}, desc + ", completed", nil
+	return diagnosticsRule{records: kvRecords}, desc + ", completed", nil
 }
 
 func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
@@ -772,6 +904,44 @@ func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, er
 }
 
 func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	if in.kv != nil && !in.m.closed && in.kv.port.Shutdowns() != 0 {
+		return diagnosticsRule{}, "", broken(ruleKVShutdown, "no port shutdown while the adapter is open", fmt.Sprintf("%d port shutdowns", in.kv.port.Shutdowns()))
+	}
+	rule, desc, err := r.shutdownOnce(in, rnd)
+	if err == nil && in.kv != nil {
+		if n := in.kv.port.Shutdowns(); n != 1 {
+			return diagnosticsRule{}, "", broken(ruleKVShutdown, "one port shutdown once the adapter is shut down", fmt.Sprintf("%s: %d port shutdowns", desc, n))
+		}
+	}
+	return rule, desc, err
+}
+
+// ruleKVShutdown is §11's rule for the port's shutdown.
+const ruleKVShutdown = "Shutdown calls the local KV port's shutdown exactly once, on the first shutdown, however often and concurrently the adapter is shut down (§11)"
+
+// localKV compares the local KV counters of an instance with a port with
+// the model's.
+func (r *modelRun) localKV(in *modelInst) (diagnosticsRule, string, error) {
+	d, ok := in.a.localKVDiagnostics()
+	if !ok {
+		// latitude: the counters are offered through an optional interface
+		// (localkv.DiagnosticsProvider).
+		return r.skip("the adapter keeps no local KV counters")
+	}
+	if err := in.kv.checkCounters(in.m.reference, d); err != nil {
+		return diagnosticsRule{}, "", err
+	}
+	want := 0
+	if in.m.closed {
+		want = 1
+	}
+	if n := in.kv.port.Shutdowns(); n != want {
+		return diagnosticsRule{}, "", broken(ruleKVShutdown, fmt.Sprintf("%d port shutdowns (the adapter closed: %t)", want, in.m.closed), fmt.Sprintf("%d port shutdowns", n))
+	}
+	return diagnosticsRule{}, fmt.Sprintf("%d requests, %d hits", d.Requests, d.Hits), nil
+}
+
+func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
 	wasOpen := !m.closed
 	rule := diagnosticsRule{none: true}
@@ -867,6 +1037,17 @@ func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnostics
 	}
 	wg.Wait()
 	reqs, _ := in.tr.take()
+	if in.kv != nil {
+		// None of the burst's payloads holds a local KV prompt.
+		if err := in.kv.quiet("a completion whose payload holds no local KV prompt does not reach the local KV port (§11: prepare finds none)", fmt.Sprintf("burst of %d", k)); err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		for i := range items {
+			if items[i].kind == opComplete {
+				in.kv.slack++
+			}
+		}
+	}
 	var sent []any
 	for i := range items {
 		it := &items[i]

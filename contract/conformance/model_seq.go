@@ -59,6 +59,8 @@ type modelSeq struct {
 	seed     uint64
 	fixtures []Fixture
 	ops      []modelOp
+	// kv says, per instance, whether its factory is given a local KV port.
+	kv []bool
 	// small keeps histories and payloads small (a fuzzer's sequences).
 	small bool
 }
@@ -159,6 +161,11 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 		for _, k := range closingReads {
 			seq.ops = append(seq.ops, modelOp{kind: k, inst: i, seed: int(r.Int32()), n: len(seq.ops)})
 		}
+	}
+	// Drawn last, so that the draws above are those of a run without
+	// local KV.
+	for range instances {
+		seq.kv = append(seq.kv, r.IntN(modelKVOdds) == 0)
 	}
 	return seq
 }

@@ -90,7 +90,7 @@ var fallbackCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-port-shutdown-every-time", Breaks: "the local KV port is shut down exactly once",
-		Fails: all(conformance.CheckLocalKVShutdownOnce),
+		Fails: all(conformance.CheckLocalKVShutdownOnce, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return portShutdownAgain{decorator{a}, e} },
 	},
 }

