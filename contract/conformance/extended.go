@@ -289,17 +289,37 @@ func payloadMultisetDiff(sent []any, received []contract.TransportRequest) (miss
 }
 
 // canonicalJSON returns one encoding of the JSON value data holds (object
-// members sorted), or "" when data is not JSON.
+// members sorted, -0 written as 0, since -0 === 0 in JavaScript), or ""
+// when data is not JSON.
 func canonicalJSON(data []byte) string {
 	var v any
 	if json.Unmarshal(data, &v) != nil {
 		return ""
 	}
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(unsignedZeros(v))
 	if err != nil {
 		return ""
 	}
 	return string(b)
+}
+
+// unsignedZeros returns v, a decoded JSON value, with every -0 made 0.
+func unsignedZeros(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == 0 {
+			return 0.0
+		}
+	case []any:
+		for i := range x {
+			x[i] = unsignedZeros(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = unsignedZeros(x[k])
+		}
+	}
+	return v
 }
 
 // embeddingTexts are what the embeddings check embeds: a few short texts,
