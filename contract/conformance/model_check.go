@@ -57,7 +57,7 @@ func checkModel(ctx context.Context, e *env) error {
 		// side, so that no run leaves their independence untried.
 		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, e.opts.LeftOut)
 		seqs++
-		ops += len(seq.ops)
+		ops += len(seq.ops) - seq.opening
 		if _, err := runSeq(ctx, e, seq, skips); err != nil {
 			if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
 				// A call that never returned is not shrunk: every try

@@ -215,7 +215,7 @@ func (r *modelRun) do(op modelOp) error {
 	if err != nil {
 		return err
 	}
-	if op.kind != opComplete && op.kind != opBurst {
+	if op.kind != opComplete && op.kind != opCancelled && op.kind != opBurst {
 		if reqs, _ := in.tr.take(); len(reqs) > 0 {
 			return broken("only a completion reaches the transport", "no transport request", fmt.Sprintf("%s: %d transport request(s)", opNames[op.kind], len(reqs)))
 		}
@@ -325,7 +325,7 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return diagnosticsRule{}, "", nil
 	case opEnforce:
 		return r.enforce(in, op, rnd)
-	case opComplete:
+	case opComplete, opCancelled:
 		return r.complete(in, op, rnd)
 	case opNegotiate:
 		reqs := drawRequests(rnd)
@@ -661,8 +661,13 @@ func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnost
 	if rnd.IntN(4) == 0 {
 		cm = ctxMode(1 + rnd.IntN(2))
 	}
+	if op.kind == opCancelled {
+		provider, model = m.fixture.Model.Provider, m.fixture.Model.ID
+		p = drawnPayload{raw: json.RawMessage(`{"messages":[{"role":"user","content":"a completion given up"}]}`)}
+		mode, cm = answerBlock, ctxDuring
+	}
 	kvDesc := ""
-	if in.kv != nil && rnd.IntN(4) != 0 {
+	if in.kv != nil && op.kind != opCancelled && rnd.IntN(4) != 0 {
 		// A local KV payload (LocalKVPayload), to a local provider mostly.
 		ask, what := in.kv.draw(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
 		provider, model = ask.provider, ask.model

@@ -32,15 +32,27 @@ const (
 	opLocalKV
 	opShutdown
 	opBurst
+	// opCancelled is a completion of a small payload whose context ends
+	// while the transport waits for it: never drawn, it opens every
+	// sequence (see cancelledRun).
+	opCancelled
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0}
+
+// cancelledRun is how many cancelled completions open every sequence on
+// each instance (a fuzzer's short sequences excepted), before any drawn
+// operation: a defect that comes back every n-th transport call, for n up
+// to it — a context dropped every 16th time — shows in every run, not
+// only when the draws happen to cancel the n-th call. They are not drawn,
+// so they take none of the run's steps.
+const cancelledRun = 32
 
 // modelOp is one drawn operation: its kind, the instance it acts on, the
 // seed its values are drawn from when it runs, and its position in the
@@ -63,6 +75,9 @@ type modelSeq struct {
 	kv []bool
 	// small keeps histories and payloads small (a fuzzer's sequences).
 	small bool
+	// opening is how many operations open the sequence without being
+	// drawn (cancelledRun's).
+	opening int
 }
 
 // Shape of drawn sequences.
@@ -141,6 +156,14 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
 		}
 		seq.fixtures = append(seq.fixtures, fx)
+	}
+	if !seq.small {
+		for i := range instances {
+			for j := range cancelledRun {
+				seq.ops = append(seq.ops, modelOp{kind: opCancelled, inst: i, seed: j}) // n only matters to appends
+			}
+		}
+		seq.opening = len(seq.ops)
 	}
 	total := 0
 	for _, w := range opWeights {
