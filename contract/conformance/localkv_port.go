@@ -18,6 +18,13 @@ const (
 	LocalKVReplayOutput = `{"role":"assistant","content":"conformance kv replay"}`
 )
 
+// The prefill latencies, in milliseconds, the recording port reports for a
+// hit and for a full replay.
+const (
+	recordingHitLatencyMs    = 1
+	recordingReplayLatencyMs = 5
+)
+
 // LocalKVHandleProbe is a cache-handle-shaped string the recording port
 // puts in the text of every error it injects, next to the request's prefix:
 // an adapter that copies a port error into a diagnostic, a report or its own
@@ -79,7 +86,7 @@ func (p *RecordingKVPort) TryReuse(_ context.Context, req localkv.ReuseRequest) 
 		return localkv.ReuseAnswer{Status: localkv.ReuseMiss}, nil
 	}
 	return localkv.ReuseAnswer{Status: localkv.ReuseHit, Output: json.RawMessage(LocalKVHitOutput),
-		SavedPrefillTokens: req.PrefixTokenCount, PrefillLatencyMs: 1}, nil
+		SavedPrefillTokens: req.PrefixTokenCount, PrefillLatencyMs: recordingHitLatencyMs}, nil
 }
 
 // FullReplay records req and, unless armed to fail, keeps state for
@@ -93,7 +100,7 @@ func (p *RecordingKVPort) FullReplay(_ context.Context, req localkv.ReuseRequest
 		return localkv.ReplayAnswer{}, injectedKVError{req.Key.PrefixHash}
 	}
 	p.warm[req.Key.Fingerprint] = true
-	return localkv.ReplayAnswer{Output: json.RawMessage(LocalKVReplayOutput), PrefillTokens: req.ContextTokenCount, PrefillLatencyMs: 5}, nil
+	return localkv.ReplayAnswer{Output: json.RawMessage(LocalKVReplayOutput), PrefillTokens: req.ContextTokenCount, PrefillLatencyMs: recordingReplayLatencyMs}, nil
 }
 
 // Shutdown counts the call.

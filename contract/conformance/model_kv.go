@@ -403,25 +403,19 @@ func (k *kvModel) use(reference bool, e localkv.Eligibility, provider, model str
 	}
 	k.warm[fp] = true
 	satAdd(&w.ReplayPrefillTokens, p.ContextTokens)
-	w.ReplayPrefillLatencyMs += kvReplayLatency
+	w.ReplayPrefillLatencyMs += recordingReplayLatencyMs
 	return kvReplayed, nil
 }
-
-// The recording port's latencies (see RecordingKVPort).
-const (
-	kvHitLatency    = 1
-	kvReplayLatency = 5
-)
 
 // checkKVResult checks the result of a completion served by the port: its
 // output and its localKv metadata (§11) and its privacy summary (§9).
 func checkKVResult(res contract.CompletionResult, out kvOutcome, p LocalKVPrompt, want contract.PrivacyResult, desc string) error {
 	wantMeta := contract.LocalKVMetadata{Mode: contract.LocalKVHit, PrefixTokens: p.PrefixTokens, ContextTokens: p.ContextTokens,
-		SavedPrefillTokens: p.PrefixTokens, PrefillLatencyMs: kvHitLatency}
+		SavedPrefillTokens: p.PrefixTokens, PrefillLatencyMs: recordingHitLatencyMs}
 	output := LocalKVHitOutput
 	if out == kvReplayed {
 		wantMeta = contract.LocalKVMetadata{Mode: contract.LocalKVFullReplay, PrefixTokens: p.PrefixTokens, ContextTokens: p.ContextTokens,
-			ReplayPrefillTokens: p.ContextTokens, PrefillLatencyMs: kvReplayLatency}
+			ReplayPrefillTokens: p.ContextTokens, PrefillLatencyMs: recordingReplayLatencyMs}
 		output = LocalKVReplayOutput
 	}
 	switch {
@@ -429,8 +423,7 @@ func checkKVResult(res contract.CompletionResult, out kvOutcome, p LocalKVPrompt
 		return broken("a completion the port served is completed with the port's output (§11)", fmt.Sprintf("completed, the port's %s output", wantMeta.Mode), desc+": "+describeKVResult(res))
 	case res.LocalKV == nil || *res.LocalKV != wantMeta:
 		return broken("a local KV completion carries §11's metadata: mode, prefixTokens, contextTokens, savedPrefillTokens, replayPrefillTokens, prefillLatencyMs",
-			fmt.Sprintf("mode %s, prefix %d, context %d, saved %d, replayed %d tokens, latency %g ms", wantMeta.Mode, wantMeta.PrefixTokens, wantMeta.ContextTokens,
-				wantMeta.SavedPrefillTokens, wantMeta.ReplayPrefillTokens, wantMeta.PrefillLatencyMs), desc+": "+describeKVMeta(res.LocalKV))
+			describeKVMeta(&wantMeta), desc+": "+describeKVMeta(res.LocalKV))
 	case res.Privacy != want.Summary():
 		return broken("a local KV completion reports the privacy enforcement of its payload (§9, §11)", fmt.Sprintf("destination %s, changed %t", want.Destination, want.Changed),
 			fmt.Sprintf("%s: provider equal %t, destination %s, changed %t", desc, res.Privacy.Provider == want.Provider, q(string(res.Privacy.Destination)), res.Privacy.Changed))
