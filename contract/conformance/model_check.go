@@ -49,7 +49,7 @@ func checkModel(ctx context.Context, e *env) error {
 	if seed == 0 {
 		seed = randomSeed()
 	}
-	skips := map[string]int{}
+	counts := newModelCounts()
 	ops, seqs := 0, 0
 	for ops < steps {
 		s := seqSeed(seed, seqs)
@@ -58,7 +58,7 @@ func checkModel(ctx context.Context, e *env) error {
 		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, e.opts.LeftOut)
 		seqs++
 		ops += len(seq.ops) - seq.opening
-		if _, err := runSeq(ctx, e, seq, skips); err != nil {
+		if _, err := runSeq(ctx, e, seq, counts); err != nil {
 			if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
 				// A call that never returned is not shrunk: every try
 				// would wait out the bound again.
@@ -69,12 +69,11 @@ func checkModel(ctx context.Context, e *env) error {
 	}
 	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", seqs, ops, seedText(seed))
 	var kv, parts []string
-	for _, reason := range slices.Sorted(maps.Keys(skips)) {
-		if outcome, ok := strings.CutPrefix(reason, kvTally); ok {
-			kv = append(kv, fmt.Sprintf("%d %s", skips[reason], outcome))
-			continue
-		}
-		parts = append(parts, fmt.Sprintf("%d skipped: %s", skips[reason], reason))
+	for _, outcome := range slices.Sorted(maps.Keys(counts.kv)) {
+		kv = append(kv, fmt.Sprintf("%d %s", counts.kv[outcome], outcome))
+	}
+	for _, reason := range slices.Sorted(maps.Keys(counts.skipped)) {
+		parts = append(parts, fmt.Sprintf("%d skipped: %s", counts.skipped[reason], reason))
 	}
 	if len(kv) > 0 {
 		e.note += "; local KV completions: " + strings.Join(kv, ", ")
@@ -95,8 +94,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 	ops := slices.Clone(seq.ops)
 	fails := func(cand []modelOp) error {
 		tries++
-		s := &modelSeq{seed: seq.seed, fixtures: seq.fixtures, kv: seq.kv, ops: cand}
-		_, err := runSeq(ctx, e, s, map[string]int{})
+		_, err := runSeq(ctx, e, seq.withOps(cand), newModelCounts())
 		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
 			return nil // a different failure: keep the longer sequence
 		}
@@ -115,7 +113,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 			break
 		}
 	}
-	log, _ := runSeq(ctx, e, &modelSeq{seed: seq.seed, fixtures: seq.fixtures, kv: seq.kv, ops: ops}, map[string]int{})
+	log, _ := runSeq(ctx, e, seq.withOps(ops), newModelCounts())
 	return withNote(err, fmt.Sprintf("%s, %d instance(s), shrunk from %d to %d operations: %s",
 		where, len(seq.fixtures), len(seq.ops), len(ops), describeOps(log)))
 }
@@ -134,7 +132,7 @@ func CheckModelInput(ctx context.Context, factory Factory, input []byte, opts ..
 	for i := range seq.ops {
 		seq.ops[i].inst = 0
 	}
-	log, err := runSeq(ctx, e, seq, map[string]int{})
+	log, err := runSeq(ctx, e, seq, newModelCounts())
 	err = errors.Join(err, e.closeAll(ctx))
 	if err == nil {
 		return nil

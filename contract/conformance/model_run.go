@@ -51,8 +51,8 @@ type modelRun struct {
 	e     *env
 	insts []*modelInst
 	log   []string
-	// skipped counts the operations that could not run, by reason.
-	skipped map[string]int
+	// counts are what the check's note tells of the run.
+	counts *modelCounts
 	// small keeps payloads small.
 	small bool
 }
@@ -147,25 +147,32 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	return in, nil
 }
 
+// modelCounts are what a run of the model check counts for its note: the
+// operations that could not run, by reason, and the outcomes of local KV
+// completions.
+type modelCounts struct {
+	skipped, kv map[string]int
+}
+
+func newModelCounts() *modelCounts {
+	return &modelCounts{skipped: map[string]int{}, kv: map[string]int{}}
+}
+
 // skip notes an operation that could not run.
 func (r *modelRun) skip(reason string) (diagnosticsRule, string, error) {
-	r.skipped[reason]++
+	r.counts.skipped[reason]++
 	return diagnosticsRule{}, "skipped", errSkipOp
 }
 
-// kvTally starts the keys under which the skipped map also counts the
-// outcomes of local KV completions, for the check's note.
-const kvTally = "\x00kv "
-
 // tally counts one local KV outcome.
-func (r *modelRun) tally(outcome string) { r.skipped[kvTally+outcome]++ }
+func (r *modelRun) tally(outcome string) { r.counts.kv[outcome]++ }
 
 // errSkipOp marks an operation that did not run.
 var errSkipOp = errors.New("operation skipped")
 
 // runSeq runs seq on fresh instances and closes them.
-func runSeq(ctx context.Context, e *env, seq *modelSeq, skips map[string]int) (log []string, err error) {
-	r := &modelRun{ctx: ctx, e: e, skipped: skips, small: seq.small}
+func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (log []string, err error) {
+	r := &modelRun{ctx: ctx, e: e, counts: counts, small: seq.small}
 	defer func() {
 		for _, in := range r.insts {
 			e.forget(in.s)

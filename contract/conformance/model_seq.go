@@ -80,6 +80,14 @@ type modelSeq struct {
 	opening int
 }
 
+// withOps returns a copy of s running ops instead of its own (a shrunk
+// sequence).
+func (s *modelSeq) withOps(ops []modelOp) *modelSeq {
+	c := *s
+	c.ops = ops
+	return &c
+}
+
 // Shape of drawn sequences.
 const (
 	// modelMaxOps is the longest drawn sequence: long enough that per-call
