@@ -106,6 +106,19 @@ func DecodeMessage(data []byte) (Message, error) {
 	return m, err
 }
 
+// DecodeMessageString is DecodeMessage for wire JSON held in a string. The
+// message's strings that need no unescaping are parts of data rather than
+// copies, so decoding allocates less and the message keeps data alive: a
+// runtime that decodes many messages from one block of text keeps that
+// block once, whole, for as long as it keeps any of them. Raw values
+// (arguments, opaque values, unknown members) are copies, as with
+// DecodeMessage.
+func DecodeMessageString(data string) (Message, error) {
+	var m Message
+	err := decodeWithString("message", data, func(d *decoder) error { return d.message(&m) })
+	return m, err
+}
+
 // The members a message and its provenance must have, in the order a
 // missing one is reported.
 var (

@@ -227,13 +227,23 @@ func (d *decoder) strings(name string) ([]string, error) {
 var decoders = sync.Pool{New: func() any { return &decoder{s: jsonw.NewScanner(nil)} }}
 
 func decodeWith(path string, data []byte, fn func(d *decoder) error) error {
+	return decodeBy(path, func(s *jsonw.Scanner) { s.Reset(data) }, fn)
+}
+
+// decodeWithString is decodeWith over a document held in a string: the
+// decoded strings may be parts of it (jsonw.Scanner.ResetString).
+func decodeWithString(path string, data string, fn func(d *decoder) error) error {
+	return decodeBy(path, func(s *jsonw.Scanner) { s.ResetString(data) }, fn)
+}
+
+func decodeBy(path string, reset func(*jsonw.Scanner), fn func(d *decoder) error) error {
 	d := decoders.Get().(*decoder)
 	defer func() {
 		d.s.Release()
 		d.path = d.path[:0]
 		decoders.Put(d)
 	}()
-	d.s.Reset(data)
+	reset(d.s)
 	d.path = d.path[:0]
 	d.push(path)
 	if err := fn(d); err != nil {

@@ -90,6 +90,10 @@ func FuzzMessageJSONRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := contract.DecodeMessage(data)
+		shared, serr := contract.DecodeMessageString(string(data))
+		if (err == nil) != (serr == nil) || err != nil && err.Error() != serr.Error() || !reflect.DeepEqual(shared, m) {
+			t.Fatalf("DecodeMessageString differs from DecodeMessage: %v, %v\n got %#v\nwant %#v", serr, err, shared, m)
+		}
 		if err != nil {
 			return
 		}

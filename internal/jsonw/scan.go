@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Kind is the kind of the next JSON value.
@@ -74,6 +75,10 @@ type Scanner struct {
 	pos     int
 	scratch []byte
 	names   map[string]string // decoded member names, shared to spare copies
+	// shared is set while data is the bytes of a string (ResetString):
+	// String then returns values without escapes as parts of that
+	// string instead of copies.
+	shared bool
 }
 
 // NewScanner returns a scanner over data. The scanner does not copy data;
@@ -81,7 +86,16 @@ type Scanner struct {
 func NewScanner(data []byte) *Scanner { return &Scanner{data: data} }
 
 // Reset points the scanner at new data, keeping its buffers.
-func (s *Scanner) Reset(data []byte) { s.data, s.pos = data, 0 }
+func (s *Scanner) Reset(data []byte) { s.data, s.pos, s.shared = data, 0, false }
+
+// ResetString points the scanner at the document held in data, keeping
+// its buffers. Until the next Reset, String returns a value that needs no
+// unescaping as a part of data (sharing its memory, so keeping all of data
+// alive) instead of a copy. Raw still returns parts of data's bytes, which
+// the caller must not modify.
+func (s *Scanner) ResetString(data string) {
+	s.data, s.pos, s.shared = unsafe.Slice(unsafe.StringData(data), len(data)), 0, true
+}
 
 // maxKeptScratch bounds the unescape buffer Release keeps.
 const maxKeptScratch = 64 << 10
@@ -90,7 +104,7 @@ const maxKeptScratch = 64 << 10
 // past 64 KiB, before the scanner is kept for reuse. The table of member
 // names stays: it holds only owned strings, never parts of data.
 func (s *Scanner) Release() {
-	s.data, s.pos = nil, 0
+	s.data, s.pos, s.shared = nil, 0, false
 	if cap(s.scratch) > maxKeptScratch {
 		s.scratch = nil
 	}
@@ -276,9 +290,15 @@ func (s *Scanner) String() (string, error) {
 	if err := s.expect(String); err != nil {
 		return "", err
 	}
+	start := s.pos + 1
 	b, err := s.stringBytes()
 	if err != nil {
 		return "", err
+	}
+	if s.shared && len(b) > 0 && unsafe.SliceData(b) == &s.data[start] {
+		// b is the literal itself, without escapes: a part of the
+		// string s reads, which is immutable.
+		return unsafe.String(unsafe.SliceData(b), len(b)), nil
 	}
 	return string(b), nil
 }
