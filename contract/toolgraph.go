@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ds4context/adapterkit/internal/idtable"
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
@@ -17,7 +18,7 @@ import (
 type toolGraph struct {
 	messages []Message
 
-	idOf        *idTable // tool call id → index into ids
+	idOf        *idtable.Table // tool call id → index into ids
 	ids         []string
 	callCount   []int32 // per id: number of toolCall blocks
 	resultCount []int32 // per id: number of toolResult blocks
@@ -46,10 +47,10 @@ type component struct {
 func (g *toolGraph) idString(x int32) string { return g.ids[x] }
 
 // lookup returns the index of a tool call id, or -1.
-func (g *toolGraph) lookup(id string) int32 { return g.idOf.find(id, g.idString) }
+func (g *toolGraph) lookup(id string) int32 { return g.idOf.Find(id, g.idString) }
 
 func (g *toolGraph) intern(id string) int32 {
-	x, found := g.idOf.insert(id, int32(len(g.ids)), g.idString)
+	x, found := g.idOf.Insert(id, int32(len(g.ids)), g.idString)
 	if found {
 		return x
 	}
@@ -64,7 +65,7 @@ func newToolGraph(messages []Message) *toolGraph {
 	hint := len(messages)/2 + 1
 	g := &toolGraph{
 		messages:    messages,
-		idOf:        newIDTable(hint / 2),
+		idOf:        idtable.New(hint / 2),
 		ids:         make([]string, 0, hint/2),
 		callCount:   make([]int32, 0, hint/2),
 		resultCount: make([]int32, 0, hint/2),

@@ -3,6 +3,7 @@ package contract
 import (
 	"slices"
 
+	"github.com/ds4context/adapterkit/internal/idtable"
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
@@ -115,11 +116,11 @@ func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 
 	// Message ids → index of their first message.
 	msgID := func(i int32) string { return s.Messages[i].ID }
-	known := newIDTable(len(s.Messages))
+	known := idtable.New(len(s.Messages))
 	first := make([]int32, len(s.Messages)) // index of the first message with each message's id
 	for i := range s.Messages {
 		m := &s.Messages[i]
-		x, dup := known.insert(m.ID, int32(i), msgID)
+		x, dup := known.Insert(m.ID, int32(i), msgID)
 		first[i] = x
 		if dup {
 			out.add(CodeHistoryMessageIDDuplicate).MessageID = nonEmpty(m.ID)
@@ -173,7 +174,7 @@ func validate(s *HistorySnapshot, build func(*toolGraph)) []ValidationIssue {
 			if derived {
 				mi = first[members[k]]
 			} else {
-				mi = known.find(mid, msgID)
+				mi = known.Find(mid, msgID)
 			}
 			if mi < 0 {
 				id := mid
