@@ -202,7 +202,7 @@ func TestSnapshotFollowsAppends(t *testing.T) {
 	result.Role = contract.RoleTool
 	result.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: "tool-call-2", ToolName: "read", Content: "x"}}
 	steps := []contract.Message{nextMessage("entry-next"), call, result, nextMessage("entry-last")}
-	first := a.store.c.messages[0].Blocks[0]
+	first := a.store.c.msgs[0].blocks[0]
 	for i, m := range steps {
 		if err := AppendMessage(context.Background(), e.path, m); err != nil {
 			t.Fatal(err)
@@ -221,7 +221,7 @@ func TestSnapshotFollowsAppends(t *testing.T) {
 		if len(got.Messages) != len(fx.Messages)+i+1 {
 			t.Fatalf("step %d: %d messages", i, len(got.Messages))
 		}
-		if a.store.c.messages[0].Blocks[0] != first {
+		if a.store.c.msgs[0].blocks[0] != first {
 			t.Fatalf("step %d: the unchanged prefix was decoded again", i)
 		}
 		c := a.store.c

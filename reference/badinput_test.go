@@ -81,7 +81,7 @@ func TestSnapshotRecordTypeOverriddenByLaterMember(t *testing.T) {
 	fx := fixture()
 	// A later "type" member wins, as in JSON.parse: not a message record.
 	rec := strings.TrimSuffix(recordLine(t, fx.Messages[0]), "}\n") + `,"type":"note"}` + "\n"
-	if _, reason, _ := decodeRecord([]byte(strings.TrimSuffix(rec, "\n"))); reason != "record is not a message record" {
+	if _, reason, _ := decodeRecord([]byte(strings.TrimSuffix(rec, "\n")), false); reason != "record is not a message record" {
 		t.Fatalf("reason %q", reason)
 	}
 	e.write(t, fixtureHeader(e)+rec)

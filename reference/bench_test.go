@@ -145,7 +145,7 @@ func BenchmarkFloorReadCompare(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	buf := make([]byte, printChunk)
+	buf := make([]byte, compareChunk)
 	b.SetBytes(int64(len(held)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -304,7 +304,7 @@ func BenchmarkSnapshotUnchanged(b *testing.B) {
 // Its floor is BenchmarkFloorReadCompare.
 func BenchmarkSnapshotAfterAppend(b *testing.B) {
 	b.Run("text", func(b *testing.B) { benchAfterAppend(b, benchAppended) })
-	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedTool) })
+	b.Run("tool", func(b *testing.B) { benchAfterAppend(b, benchAppendedToolMessage) })
 }
 
 // BenchmarkLoadAfterAppend is BenchmarkSnapshotAfterAppend without the
@@ -313,7 +313,7 @@ func BenchmarkSnapshotAfterAppend(b *testing.B) {
 // BenchmarkFloorReadCompare.
 func BenchmarkLoadAfterAppend(b *testing.B) {
 	b.Run("text", func(b *testing.B) { benchLoadAfterAppend(b, benchAppended) })
-	b.Run("tool", func(b *testing.B) { benchLoadAfterAppend(b, benchAppendedTool) })
+	b.Run("tool", func(b *testing.B) { benchLoadAfterAppend(b, benchAppendedToolMessage) })
 }
 
 func benchLoadAfterAppend(b *testing.B, next func(int) contract.Message) {
@@ -351,7 +351,7 @@ func benchAfterAppend(b *testing.B, next func(int) contract.Message) {
 	if _, err := a.SnapshotHistory(context.Background()); err != nil {
 		b.Fatal(err)
 	}
-	first := a.store.c.messages[0].Blocks[0]
+	first := a.store.c.msgs[0].blocks[0]
 	h, err := OpenHistory(context.Background(), e.path, WithMaxMessages(10*benchMessages))
 	if err != nil {
 		b.Fatal(err)
@@ -371,24 +371,32 @@ func benchAfterAppend(b *testing.B, next func(int) contract.Message) {
 			b.Fatal(err)
 		}
 	}
-	if a.store.c.messages[0].Blocks[0] != first {
+	if a.store.c.msgs[0].blocks[0] != first {
 		b.Fatal("the prefix was decoded again")
 	}
 }
 
-func benchAppended(i int) contract.Message {
+func benchAppended(i int) contract.Message { return appendedText(i, benchRuntime, benchSession) }
+
+// appendedText is the i-th appended text message of a history of runtime
+// rt and session.
+func appendedText(i int, rt, session string) contract.Message {
 	entry := "appended-" + strconv.Itoa(i)
 	return contract.Message{
-		ID: benchSession + ":" + entry, SourceEntryID: entry, Role: contract.RoleUser,
+		ID: session + ":" + entry, SourceEntryID: entry, Role: contract.RoleUser,
 		Blocks: []contract.Block{&contract.TextBlock{Text: "one more request"}},
-		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: benchSession,
-			EntryID: entry, RuntimeID: new(benchRuntime)},
+		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: session,
+			EntryID: entry, RuntimeID: new(rt)},
 	}
 }
 
+func benchAppendedToolMessage(i int) contract.Message {
+	return benchAppendedTool(i, benchRuntime, benchSession)
+}
+
 // benchAppendedTool alternates a tool call and its result.
-func benchAppendedTool(i int) contract.Message {
-	m := benchAppended(i)
+func benchAppendedTool(i int, rt, session string) contract.Message {
+	m := appendedText(i, rt, session)
 	call := "bench-call-" + strconv.Itoa((i+1)/2)
 	if i%2 == 1 {
 		m.Role = contract.RoleAssistant
@@ -412,7 +420,7 @@ func BenchmarkCopySnapshot(b *testing.B) {
 	c := a.store.c
 	b.ReportAllocs()
 	for b.Loop() {
-		contract.CloneMessages(c.messages)
+		c.x.appendCopies(make([]contract.Message, 0, len(c.msgs)), c.msgs)
 		contract.CloneGroups(c.groups)
 	}
 }

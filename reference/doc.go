@@ -54,7 +54,9 @@
 // # Cache
 //
 // The adapter caches the last valid history, with the file's bytes it was
-// read from and the SHA-256 state after them. Every snapshot still reads
+// read from and the SHA-256 state after them; the cached messages' strings
+// are parts of those bytes, so the bytes are in memory once, and each
+// message is held in a third of a contract.Message. Every snapshot still reads
 // the whole file and compares it with those bytes — an unchanged file is
 // proven unchanged byte for byte, never by its size or modification time —
 // and hashes only the bytes that follow them, so the revision is always the

@@ -173,7 +173,7 @@ func parseHistoryCtx(ctx context.Context, op, path string, data []byte, l limits
 	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
 		return nil, parseError(op, path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
 	}
-	msgs, err := decodeRecords(ctx, op, path, body, 2, nil)
+	msgs, err := decodeRecords(ctx, op, path, body, 2, nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -188,13 +188,16 @@ const parallelChunk = 1 << 20
 // A large body is split at line ends into one chunk per processor, decoded
 // concurrently; the reported error is the one of the earliest bad line, as
 // in a sequential decode. Decoding stops with ctx's error when ctx ends.
-func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine int, msgs []contract.Message) ([]contract.Message, error) {
+// When shares is set, body is given up (nothing writes to it again) and the
+// messages' strings are parts of it (contract.DecodeMessageString);
+// otherwise they are copies.
+func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine int, msgs []contract.Message, shares bool) ([]contract.Message, error) {
 	n := bytes.Count(body, []byte{'\n'})
 	base := len(msgs)
 	msgs = slices.Grow(msgs, n)[:base+n]
 	workers := min(runtime.GOMAXPROCS(0), len(body)/parallelChunk+1)
 	if workers <= 1 {
-		if err := decodeChunk(ctx, op, path, body, firstLine, msgs[base:]); err != nil {
+		if err := decodeChunk(ctx, op, path, body, firstLine, msgs[base:], shares); err != nil {
 			return nil, err
 		}
 		return msgs, nil
@@ -212,7 +215,7 @@ func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine 
 		lines := bytes.Count(chunk, []byte{'\n'})
 		out := msgs[base+index : base+index+lines]
 		line := firstLine + index
-		wg.Go(func() { errs[w] = decodeChunk(ctx, op, path, chunk, line, out) })
+		wg.Go(func() { errs[w] = decodeChunk(ctx, op, path, chunk, line, out, shares) })
 		rest, index = rest[len(chunk):], index+lines
 	}
 	wg.Wait()
@@ -231,8 +234,9 @@ func decodeRecords(ctx context.Context, op, path string, body []byte, firstLine 
 // context.
 const ctxCheckBytes = 256 << 10
 
-// decodeChunk decodes len(out) lines of body into out, until ctx ends.
-func decodeChunk(ctx context.Context, op, path string, body []byte, line int, out []contract.Message) error {
+// decodeChunk decodes len(out) lines of body into out, until ctx ends,
+// sharing body's bytes as decodeRecords does.
+func decodeChunk(ctx context.Context, op, path string, body []byte, line int, out []contract.Message, shares bool) error {
 	unchecked := 0
 	for i := range out {
 		if unchecked >= ctxCheckBytes {
@@ -243,7 +247,7 @@ func decodeChunk(ctx context.Context, op, path string, body []byte, line int, ou
 		}
 		nl := bytes.IndexByte(body, '\n')
 		unchecked += nl + 1
-		m, reason, cause := decodeRecord(body[:nl])
+		m, reason, cause := decodeRecord(body[:nl], shares)
 		if reason != "" {
 			return parseError(op, path, line+i, ErrHistoryCorrupt, reason, cause)
 		}
@@ -255,9 +259,14 @@ func decodeChunk(ctx context.Context, op, path string, body []byte, line int, ou
 
 func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
-// decodeRecord decodes one message line. On failure it returns a fixed
-// reason and the underlying cause.
-func decodeRecord(line []byte) (contract.Message, string, error) {
+// decodeRecord decodes one message line, sharing its bytes as
+// decodeRecords does. On failure it returns a fixed reason and the
+// underlying cause.
+func decodeRecord(line []byte, shares bool) (contract.Message, string, error) {
+	decode := contract.DecodeMessage
+	if shares {
+		decode = func(b []byte) (contract.Message, error) { return contract.DecodeMessageString(keep(b)) }
+	}
 	t := line
 	for len(t) > 0 && isJSONSpace(t[len(t)-1]) {
 		t = t[:len(t)-1]
@@ -269,7 +278,7 @@ func decodeRecord(line []byte) (contract.Message, string, error) {
 	// message decodes, the line is that record and nothing else, which the
 	// general path below would accept with the same result.
 	if bytes.HasPrefix(t, recordPrefix) && t[len(t)-1] == '}' {
-		if m, err := contract.DecodeMessage(t[len(recordPrefix) : len(t)-1]); err == nil {
+		if m, err := decode(t[len(recordPrefix) : len(t)-1]); err == nil {
 			return m, "", nil
 		}
 	}
@@ -304,7 +313,7 @@ func decodeRecord(line []byte) (contract.Message, string, error) {
 	if !hasMsg {
 		return contract.Message{}, "message record has no message", nil
 	}
-	m, err := contract.DecodeMessage(msg)
+	m, err := decode(msg)
 	if err != nil {
 		return contract.Message{}, "message is not structurally valid", err
 	}

@@ -179,14 +179,13 @@ func readLocked(ctx context.Context, op, path string, l limits, f *os.File, open
 	// The quick checks of an append, from an empty history, as a cold read
 	// in the adapter does; the full validator decides when they find
 	// anything, so that the verdict and the issues are exactly its own.
-	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
-	ids, calls, ok := h.state.appendedValid(empty, hist.messages)
+	ids, calls, ok := h.state.appendedValid(&cached{}, len(hist.messages), func(i int) contract.Message { return hist.messages[i] })
 	if !ok {
 		snap := snapshotOf(&hist.header, hist.root, h.state.revision, hist.messages, nil)
 		if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
 			return nil, &ValidationError{Issues: issues}
 		}
-		ids, calls = indexOf(hist.messages)
+		ids, calls = indexOfMessages(hist.messages)
 	}
 	h.state.ids, h.state.calls = ids, calls
 	return h, nil
@@ -240,7 +239,7 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 	digest.Write(data)
 	h := &History{path: path, limits: l, f: f, root: root, count: len(messages), digest: digest, stamp: stampOf(fi)}
 	h.state = cached{header: header, size: int64(len(data)), revision: hex.EncodeToString(digest.Sum(nil))}
-	h.state.ids, h.state.calls = indexOf(messages)
+	h.state.ids, h.state.calls = indexOfMessages(messages)
 	h.register(fi)
 	return h, nil
 }
@@ -338,12 +337,12 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message, l 
 		return err
 	}
 	added := []contract.Message{*m}
-	ids, calls, ok := h.state.appendedValid(&h.state, added)
+	ids, calls, ok := h.state.appendedValid(&h.state, len(added), func(i int) contract.Message { return added[i] })
 	if !ok {
 		if err := h.validateWhole(ctx, op, m, line); err != nil {
 			return err
 		}
-		ids, calls = indexOf(added)
+		ids, calls = indexOfMessages(added)
 	}
 	// The handle holds the file's writer lock, so the file ends at
 	// state.size (checkUnchanged): the line is written there.

@@ -300,7 +300,7 @@ func TestParallelDecodeReportsEarliestLine(t *testing.T) {
 		data := bytes.Join(corrupt, nil)
 		_, err := parseHistory(readOp, e.path, data, l)
 		body := data[bytes.IndexByte(data, '\n')+1:]
-		want := decodeChunk(context.Background(), readOp, e.path, body, 2, make([]contract.Message, bytes.Count(body, []byte{'\n'})))
+		want := decodeChunk(context.Background(), readOp, e.path, body, 2, make([]contract.Message, bytes.Count(body, []byte{'\n'})), false)
 		if err == nil || want == nil || err.Error() != want.Error() {
 			t.Fatalf("lines %v: error %v, sequential %v", bad, err, want)
 		}

@@ -20,12 +20,11 @@ import (
 // state. It is not safe for concurrent use; the adapter serialises it.
 //
 // Every load reads the whole file, and the revision is always the SHA-256
-// of the bytes read now. A cached state keeps a print of the bytes it was
-// read from (keyed fingerprints of every MiB and the bytes after the last
-// one, see prefixPrint) and the SHA-256 state after them, so an unchanged
-// file is proven unchanged by comparing every byte with that print —
-// never by its size or modification time — and only what follows them is
-// hashed. What the cache saves is the hashing of the known bytes, the JSON
+// of the bytes read now. A cached state keeps the bytes it was read from
+// (heldBytes: the cached messages' strings are parts of them, so they are
+// in memory once) and the SHA-256 state after them, so an unchanged file
+// is proven unchanged by comparing every byte with them — never by its
+// size or modification time — and only what follows them is hashed. What the cache saves is the hashing of the known bytes, the JSON
 // decoding and the validation:
 //
 //   - the same bytes as the cached state: the cached messages and groups
@@ -47,27 +46,30 @@ type store struct {
 	waiting func()
 }
 
-// cached is a history state that passed every check. Its messages are never
-// handed out; callers get deep copies.
+// cached is a history state that passed every check. Its messages are
+// held compactly (heldMessage) and never handed out; callers get deep
+// copies of their expansions.
 type cached struct {
 	header   Header
+	x        heldContext // what the messages share, from the header
 	size     int64
 	revision string
-	messages []contract.Message
+	msgs     []heldMessage
 	groups   []contract.ToolAtomicGroup
-	ids      map[string]struct{} // message ids, built on the first append
-	calls    map[string]struct{} // tool call ids, built with ids
-	extends  bool                // the state is the last one plus appended messages
-	// pos (message id → index) and groupOf (tool call id → the first
-	// message id of its group) are built on the first tool append.
-	pos     map[string]int32
-	groupOf map[string]string
-	// print remembers the file's first size bytes without keeping them
-	// (see prefixPrint), and digest is the SHA-256 state after them.
-	// Neither is written once the state is made; an extension appends
-	// fingerprints beyond print's length and works on a copy of digest. A
-	// History keeps neither.
-	print  prefixPrint
+	// ids are the message ids (a message id's position is its message's
+	// index) and calls the tool call ids, both moved from state to state
+	// as it is extended and built again when missing. callGroup holds, by
+	// position in calls, the first message id of each call's group: it is
+	// built on the first tool append.
+	ids, calls *idSet
+	callGroup  []string
+	extends    bool // the state is the last one plus appended messages
+	// held is the file's first size bytes, which the messages' strings
+	// are parts of, and digest is the SHA-256 state after them. Neither
+	// is written once the state is made; an extension appends blocks
+	// beyond held's length and works on a copy of digest. A History keeps
+	// neither.
+	held   heldBytes
 	digest hash.Hash
 }
 
@@ -119,7 +121,7 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 				return nil, err
 			}
 			if suffix != nil {
-				if err := next.validateAppended(c, len(c.messages), root); err != nil {
+				if err := next.validateAppended(c, len(c.msgs), root); err != nil {
 					return nil, err
 				}
 				next.extends = true
@@ -137,12 +139,11 @@ func (s *store) read(ctx context.Context, prev *cached, runtimeID, trustedRoot s
 	if h.header.RuntimeID != runtimeID || h.root != trustedRoot {
 		return nil, identityError(s.path)
 	}
-	next := &cached{header: h.header, size: h.size, revision: hex.EncodeToString(h.digest.Sum(nil)), messages: h.msgs,
-		print: h.print, digest: h.digest}
+	next := &cached{header: h.header, x: h.x, size: h.size, revision: hex.EncodeToString(h.digest.Sum(nil)), msgs: h.msgs,
+		held: h.held, digest: h.digest}
 	// A cold read validates as an append of every message to an empty
 	// history: the same checks, the same fallback to the full validator.
-	empty := &cached{ids: map[string]struct{}{}, calls: map[string]struct{}{}}
-	if err := next.validateAppended(empty, 0, trustedRoot); err != nil {
+	if err := next.validateAppended(&cached{}, 0, trustedRoot); err != nil {
 		return nil, err
 	}
 	return next, nil
@@ -166,15 +167,15 @@ func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string,
 	return root, nil
 }
 
-// extend compares the first c.size bytes of f with c.print. When they are
+// extend compares the first c.size bytes of f with c.held. When they are
 // the same it reads the rest, decodes only the new lines and returns the
 // extended (not yet validated) state and the new bytes (nil when there were
 // none). It returns a nil state when the prefix changed.
 func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []byte, error) {
 	if s.buf == nil {
-		s.buf = make([]byte, printChunk)
+		s.buf = make([]byte, compareChunk)
 	}
-	same, err := c.print.matches(ctx, io.LimitReader(f, c.size), s.buf)
+	same, err := c.held.matches(ctx, io.LimitReader(f, c.size), s.buf)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
@@ -203,7 +204,7 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 		// The cached prefix ends in '\n', an ASCII byte, so the file is
 		// valid UTF-8 exactly when both parts are.
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryCorrupt, "file is not valid UTF-8", nil)
-	case len(c.messages)+bytes.Count(suffix, []byte{'\n'}) > s.limits.maxMessages:
+	case len(c.msgs)+bytes.Count(suffix, []byte{'\n'}) > s.limits.maxMessages:
 		return nil, nil, parseError(readOp, s.path, 0, ErrHistoryTooLarge, "file exceeds the message bound", nil)
 	}
 	digest, err := copyDigest(c.digest)
@@ -211,19 +212,29 @@ func (s *store) extend(ctx context.Context, f *os.File, c *cached) (*cached, []b
 		return nil, nil, err
 	}
 	digest.Write(suffix)
-	// Appending may write into the spare capacity of c.messages and
-	// c.print, beyond their lengths: c itself, and every copy made from it,
-	// is unaffected.
-	msgs, err := decodeRecords(ctx, readOp, s.path, suffix, len(c.messages)+2, c.messages)
+	if cap(suffix) > len(suffix) {
+		// The bytes are kept, with the messages decoded from them, as
+		// long as the state: without a read's spare room.
+		suffix = bytes.Clone(suffix)
+	}
+	added, err := decodeRecords(ctx, readOp, s.path, suffix, len(c.msgs)+2, nil, true)
 	if err != nil {
 		return nil, nil, err
 	}
+	// Appending may write into the spare capacity of c.msgs and c.held,
+	// beyond their lengths: c itself, and every copy made from it, is
+	// unaffected.
+	msgs := c.msgs
+	for i := range added {
+		msgs = append(msgs, c.x.hold(&added[i]))
+	}
 	next := &cached{
 		header:   c.header,
+		x:        c.x,
 		size:     c.size + int64(len(suffix)),
 		revision: hex.EncodeToString(digest.Sum(nil)),
-		messages: msgs,
-		print:    c.print.extended(suffix),
+		msgs:     msgs,
+		held:     c.held.extended(keep(suffix)),
 		digest:   digest,
 	}
 	return next, suffix, nil
@@ -312,25 +323,36 @@ func (s *store) settle(ctx context.Context, f *os.File, base int64, tail []byte)
 // When they find anything, the whole history is validated again, so that
 // the issue list is exactly the full validator's.
 func (next *cached) validateAppended(prev *cached, old int, root string) error {
-	added := next.messages[old:]
+	added := next.msgs[old:]
 	prev.buildIndex()
-	if ids, calls, ok := next.appendedValid(prev, added); ok {
+	if ids, calls, ok := next.appendedValid(prev, len(added), func(i int) contract.Message { return next.x.message(&added[i]) }); ok {
 		next.ids, next.calls = merge(prev.ids, ids), merge(prev.calls, calls)
 		prev.ids, prev.calls = nil, nil
 		switch {
 		case prev.groups == nil:
-			next.groups = contract.BuildToolAtomicGroups(next.messages)
-		case len(calls) > 0 || hasToolBlocks(added):
+			// The groups of a history are those of its tool messages.
+			n := 0
+			for i := range next.msgs {
+				if isTool(next.msgs[i].blocks) {
+					n++
+				}
+			}
+			tools := make([]contract.Message, 0, n)
+			for i := range next.msgs {
+				if isTool(next.msgs[i].blocks) {
+					tools = append(tools, next.x.message(&next.msgs[i]))
+				}
+			}
+			next.groups = contract.BuildToolAtomicGroups(tools)
+		case calls.len() > 0 || hasToolBlocks(added):
 			next.groups = next.extendGroups(prev, old)
 		default:
 			next.groups = prev.groups
-			next.pos, next.groupOf = prev.pos, prev.groupOf
-			prev.pos, prev.groupOf = nil, nil
-			next.indexPositions(old)
+			next.callGroup, prev.callGroup = prev.callGroup, nil
 		}
 		return nil
 	}
-	snap := snapshotOf(&next.header, root, next.revision, next.messages, nil)
+	snap := snapshotOf(&next.header, root, next.revision, next.x.expand(next.msgs), nil)
 	if issues := contract.ValidateHistorySnapshot(&snap); len(issues) > 0 {
 		return &ValidationError{Issues: issues}
 	}
@@ -339,62 +361,33 @@ func (next *cached) validateAppended(prev *cached, old int, root string) error {
 	return nil
 }
 
-// merge adds the keys of small to big, or returns small when big is empty.
-func merge(big, small map[string]struct{}) map[string]struct{} {
-	if len(big) == 0 {
-		return small
-	}
-	for k := range small {
-		big[k] = struct{}{}
-	}
-	return big
-}
-
 // buildIndex builds the message and tool call id sets of a valid state.
 func (c *cached) buildIndex() {
 	if c.ids == nil {
-		c.ids, c.calls = indexOf(c.messages)
+		c.ids, c.calls = indexOf(len(c.msgs), func(i int) (string, []contract.Block) { return c.msgs[i].id, c.msgs[i].blocks })
+		c.callGroup = nil
 	}
 }
 
-// indexOf returns the message ids and tool call ids of msgs.
-func indexOf(msgs []contract.Message) (ids, calls map[string]struct{}) {
-	ids = make(map[string]struct{}, len(msgs))
-	calls = make(map[string]struct{})
-	for i := range msgs {
-		ids[msgs[i].ID] = struct{}{}
-		for _, b := range msgs[i].Blocks {
-			if call, ok := b.(*contract.ToolCallBlock); ok {
-				calls[call.ID] = struct{}{}
-			}
-		}
-	}
-	return ids, calls
-}
-
-// appendedValid reports whether next's identity and the added messages
-// pass validation steps 1 to 6 on top of prev, and returns the added
-// messages' ids and tool call ids.
-func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, calls map[string]struct{}, ok bool) {
+// appendedValid reports whether next's identity and the n added messages
+// (added(i) is the i-th) pass validation steps 1 to 6 on top of prev, and
+// returns the added messages' ids and tool call ids.
+func (next *cached) appendedValid(prev *cached, n int, added func(int) contract.Message) (ids, calls *idSet, ok bool) {
 	h := &next.header
 	if contract.IsBlank(h.RuntimeID) || contract.IsBlank(h.SessionID) || contract.IsBlank(next.revision) {
 		return nil, nil, false
 	}
-	ids = make(map[string]struct{}, len(added))
-	calls = map[string]struct{}{}
+	ids, calls = newIDSet(n), newIDSet(0)
 	var results []string
-	for i := range added {
-		m := &added[i]
+	for i := range n {
+		msg := added(i)
+		m := &msg
 		if contract.IsBlank(m.ID) {
 			return nil, nil, false
 		}
-		if _, dup := prev.ids[m.ID]; dup {
+		if prev.ids.has(m.ID) || !ids.add(m.ID) {
 			return nil, nil, false
 		}
-		if _, dup := ids[m.ID]; dup {
-			return nil, nil, false
-		}
-		ids[m.ID] = struct{}{}
 		p := &m.Provenance
 		if p.SessionID != h.SessionID || contract.IsBlank(p.EntryID) || m.SourceEntryID != p.EntryID ||
 			(p.Source == contract.SourceRuntimeSession && (p.RuntimeID == nil || *p.RuntimeID != h.RuntimeID)) {
@@ -406,34 +399,36 @@ func (next *cached) appendedValid(prev *cached, added []contract.Message) (ids, 
 				if contract.IsBlank(b.ID) {
 					return nil, nil, false
 				}
-				if _, dup := prev.calls[b.ID]; dup {
+				if prev.calls.has(b.ID) || !calls.add(b.ID) {
 					return nil, nil, false
 				}
-				if _, dup := calls[b.ID]; dup {
-					return nil, nil, false
-				}
-				calls[b.ID] = struct{}{}
 			case *contract.ToolResultBlock:
 				results = append(results, b.ToolCallID)
 			}
 		}
 	}
 	for _, id := range results {
-		_, known := prev.calls[id]
-		_, knownNew := calls[id]
-		if contract.IsBlank(id) || !known && !knownNew {
+		if contract.IsBlank(id) || !prev.calls.has(id) && !calls.has(id) {
 			return nil, nil, false
 		}
 	}
 	return ids, calls, true
 }
 
-func hasToolBlocks(msgs []contract.Message) bool {
+func hasToolBlocks(msgs []heldMessage) bool {
 	for i := range msgs {
-		for _, b := range msgs[i].Blocks {
-			if t := b.Type(); t == contract.BlockToolCall || t == contract.BlockToolResult {
-				return true
-			}
+		if isTool(msgs[i].blocks) {
+			return true
+		}
+	}
+	return false
+}
+
+// isTool reports whether blocks hold a tool call or a tool result.
+func isTool(blocks []contract.Block) bool {
+	for _, b := range blocks {
+		if t := b.Type(); t == contract.BlockToolCall || t == contract.BlockToolResult {
+			return true
 		}
 	}
 	return false
@@ -472,8 +467,8 @@ func startCopy(c *cached) *pendingCopy {
 	go func() {
 		// Room for the messages a runtime appends between two snapshots,
 		// so that adding their copies does not move this one.
-		room := make([]contract.Message, 0, len(c.messages)+max(64, len(c.messages)/64))
-		p.msgs, p.groups = contract.AppendClones(room, c.messages...), contract.CloneGroups(c.groups)
+		room := make([]contract.Message, 0, len(c.msgs)+max(64, len(c.msgs)/64))
+		p.msgs, p.groups = c.x.appendCopies(room, c.msgs), contract.CloneGroups(c.groups)
 		close(p.done)
 	}()
 	return p
@@ -483,29 +478,18 @@ func startCopy(c *cached) *pendingCopy {
 // copy of p.from when next extends it.
 func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, []contract.ToolAtomicGroup) {
 	if p == nil || !extended {
-		return contract.CloneMessages(next.messages), contract.CloneGroups(next.groups)
+		return next.x.appendCopies(make([]contract.Message, 0, len(next.msgs)), next.msgs), contract.CloneGroups(next.groups)
 	}
 	<-p.done
 	if p.from == next {
 		return p.msgs, p.groups
 	}
-	msgs := contract.AppendClones(p.msgs, next.messages[len(p.from.messages):]...)
+	msgs := next.x.appendCopies(p.msgs, next.msgs[len(p.from.msgs):])
 	groups := p.groups
 	if len(next.groups) != len(p.from.groups) || len(next.groups) > 0 && &next.groups[0] != &p.from.groups[0] {
 		groups = contract.CloneGroups(next.groups)
 	}
 	return msgs, groups
-}
-
-// indexPositions adds the positions of the messages from index old on to
-// c.pos, when c.pos has been built.
-func (c *cached) indexPositions(old int) {
-	if c.pos == nil {
-		return
-	}
-	for i := old; i < len(c.messages); i++ {
-		c.pos[c.messages[i].ID] = int32(i)
-	}
 }
 
 // extendGroups returns the tool atomic groups of next, which is prev (a
@@ -519,21 +503,22 @@ func (c *cached) indexPositions(old int) {
 // touched ones, in group order (first message id, bytewise; ids are
 // unique, so there are no ties).
 func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGroup {
-	if prev.pos == nil {
-		prev.pos = make(map[string]int32, len(prev.messages))
-		for i := range prev.messages {
-			prev.pos[prev.messages[i].ID] = int32(i)
-		}
-		prev.groupOf = make(map[string]string)
+	// next.calls is prev's calls followed by the new ones (merge), so
+	// prev's callGroup is the start of next's; the new calls' groups are
+	// set below, with the groups derived again.
+	cg := prev.callGroup
+	if cg == nil {
+		cg = make([]string, next.calls.len())
 		for _, g := range prev.groups {
 			for _, id := range g.ToolCallIDs {
-				prev.groupOf[id] = g.MessageIDs[0]
+				if x := next.calls.find(id); x >= 0 {
+					cg[x] = g.MessageIDs[0]
+				}
 			}
 		}
 	}
-	next.pos, next.groupOf = prev.pos, prev.groupOf
-	prev.pos, prev.groupOf = nil, nil
-	next.indexPositions(old)
+	next.callGroup = append(cg, make([]string, next.calls.len()-len(cg))...)
+	prev.callGroup = nil
 
 	firstOf := func(g *contract.ToolAtomicGroup) string { return g.MessageIDs[0] }
 	groups := prev.groups
@@ -545,16 +530,16 @@ func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGro
 	}
 	touched := map[string]bool{} // first message ids of the touched groups
 	var members []int32
-	for i := old; i < len(next.messages); i++ {
+	for i := old; i < len(next.msgs); i++ {
 		isTool := false
-		for _, b := range next.messages[i].Blocks {
+		for _, b := range next.msgs[i].blocks {
 			switch b := b.(type) {
 			case *contract.ToolCallBlock:
 				isTool = true
 			case *contract.ToolResultBlock:
 				isTool = true
-				if first, ok := next.groupOf[b.ToolCallID]; ok {
-					touched[first] = true
+				if x := next.calls.find(b.ToolCallID); x >= 0 && next.callGroup[x] != "" {
+					touched[next.callGroup[x]] = true
 				}
 			}
 		}
@@ -566,7 +551,7 @@ func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGro
 	for first := range touched {
 		g := &groups[find(first)]
 		for _, id := range g.MessageIDs {
-			members = append(members, next.pos[id])
+			members = append(members, next.ids.find(id))
 		}
 	}
 	for i := range groups {
@@ -577,11 +562,13 @@ func (next *cached) extendGroups(prev *cached, old int) []contract.ToolAtomicGro
 	slices.Sort(members)
 	sub := make([]contract.Message, len(members))
 	for k, i := range members {
-		sub[k] = next.messages[i]
+		sub[k] = next.x.message(&next.msgs[i])
 	}
 	for _, g := range contract.BuildToolAtomicGroups(sub) {
 		for _, id := range g.ToolCallIDs {
-			next.groupOf[id] = g.MessageIDs[0]
+			if x := next.calls.find(id); x >= 0 {
+				next.callGroup[x] = g.MessageIDs[0]
+			}
 		}
 		i, _ := slices.BinarySearchFunc(keep, g.MessageIDs[0], func(k contract.ToolAtomicGroup, t string) int {
 			return strings.Compare(firstOf(&k), t)

@@ -18,35 +18,38 @@ import (
 type coldFile struct {
 	header Header
 	root   string
-	msgs   []contract.Message
+	x      heldContext
+	msgs   []heldMessage
 	size   int64
-	print  prefixPrint
+	held   heldBytes
 	digest hash.Hash
 }
 
 // coldRead reads the file open as f (status fi) from its start and parses
 // it under the reading rules, the way parseHistory does, with the same
 // errors in the same order of precedence, but in blocks of whole lines of
-// about readChunk bytes: each block is hashed, printed and checked on one
-// goroutine while its records are decoded on the others, and then its
-// bytes are dropped, so that the whole file is never in memory at once.
-// A last line without '\n' goes through settle.
+// about readChunk bytes: each block is hashed and checked on one goroutine
+// while its records are decoded on the others. Each block is read into a
+// buffer of its own that nothing writes to again, and kept (coldFile.held):
+// the decoded messages' strings are parts of it, so the file's bytes are
+// in memory once. A last line without '\n' goes through settle.
 func (s *store) coldRead(ctx context.Context, f *os.File, fi fs.FileInfo) (*coldFile, error) {
 	const op = readOp
 	var (
-		out     = coldFile{print: prefixPrint{chunk: printChunk}}
+		out     coldFile
 		digest  = sha256.New()
 		lines   int // complete lines so far
 		headErr error
 		utfErr  error
 		countOK = true
 		recErr  error
+		scratch []contract.Message // a block's messages before they are held
 	)
 	block := func(b []byte) error { // whole lines, ending in '\n'
+		out.held = out.held.extended(keep(b))
 		checked := make(chan bool, 1)
 		go func() {
 			digest.Write(b)
-			out.print = out.print.extended(b)
 			checked <- utf8.Valid(b)
 		}()
 		n := bytes.Count(b, []byte{'\n'})
@@ -60,7 +63,7 @@ func (s *store) coldRead(ctx context.Context, f *os.File, fi fs.FileInfo) (*cold
 			} else if root, rerr := resolveRoot(h.ProjectRoot); rerr != nil || contract.IsBlank(h.ProjectRoot) {
 				headErr = parseError(op, s.path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
 			} else {
-				out.header, out.root = h, root
+				out.header, out.root, out.x = h, root, newHeldContext(&h)
 			}
 		}
 		lines += n
@@ -73,11 +76,12 @@ func (s *store) coldRead(ctx context.Context, f *os.File, fi fs.FileInfo) (*cold
 				// Room for the messages the whole file holds, guessed
 				// from this block's density.
 				guess := float64(n) * float64(fi.Size()) / float64(len(b)) * 1.02
-				out.msgs = make([]contract.Message, 0, min(int(guess)+16, s.limits.maxMessages+1))
+				out.msgs = make([]heldMessage, 0, min(int(guess)+16, s.limits.maxMessages+1))
 			}
-			var msgs []contract.Message
-			if msgs, err = decodeRecords(ctx, op, s.path, body, first, out.msgs); err == nil {
-				out.msgs = msgs
+			if scratch, err = decodeRecords(ctx, op, s.path, body, first, scratch[:0], true); err == nil {
+				for i := range scratch {
+					out.msgs = append(out.msgs, out.x.hold(&scratch[i]))
+				}
 			}
 		}
 		if !<-checked && utfErr == nil {
@@ -115,8 +119,13 @@ func (s *store) coldRead(ctx context.Context, f *os.File, fi fs.FileInfo) (*cold
 			if berr := block(buf[:end]); berr != nil {
 				return nil, berr
 			}
-			buf = buf[:copy(buf, buf[end:])]
+			// buf[:end] is kept; the rest of the line begins a new
+			// buffer, as large as what the file still holds, up to a
+			// block.
 			off += int64(end)
+			rest := buf[end:]
+			room := max(0, fi.Size()-off-int64(len(rest)))
+			buf = append(make([]byte, 0, int64(len(rest))+min(room, blockSize)+1), rest...)
 		}
 		if err == io.EOF {
 			break

@@ -74,11 +74,11 @@ func TestPropertyColdReadIsParseHistory(t *testing.T) {
 		default:
 			sum := sha256.Sum256([]byte(data))
 			if len(got.msgs) != len(want.messages) || got.header != want.header || got.root != want.root ||
-				hex.EncodeToString(got.digest.Sum(nil)) != hex.EncodeToString(sum[:]) || got.size != int64(len(data)) || got.print.size() != got.size {
+				hex.EncodeToString(got.digest.Sum(nil)) != hex.EncodeToString(sum[:]) || got.size != int64(len(data)) || got.held.size != got.size {
 				rt.Fatalf("cold read differs: %d messages, want %d", len(got.msgs), len(want.messages))
 			}
 			for i := range got.msgs {
-				if got.msgs[i].ID != want.messages[i].ID {
+				if got.x.message(&got.msgs[i]).ID != want.messages[i].ID {
 					rt.Fatalf("message %d differs", i)
 				}
 			}

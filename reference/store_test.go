@@ -5,29 +5,35 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"testing/iotest"
 
 	"pgregory.net/rapid"
 )
 
-// A prefixPrint built in pieces of any sizes (empty ones included), with
-// any chunk length, matches exactly the bytes it was given: not one byte
-// changed, missing or added, whatever the reads look like.
-func TestPropertyPrefixPrint(t *testing.T) {
+// heldOf returns the held bytes of pieces, one block each.
+func heldOf(pieces ...string) heldBytes {
+	var h heldBytes
+	for _, p := range pieces {
+		h = h.extended(p)
+	}
+	return h
+}
+
+// Held bytes built in blocks of any sizes (empty ones included) match
+// exactly the bytes they were given: not one byte changed, missing or
+// added, whatever the reads and the buffer look like.
+func TestPropertyHeldBytes(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		pieces := rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 9), 0, 6).Draw(t, "pieces")
-		want := bytes.Join(pieces, nil)
-		p := prefixPrint{chunk: rapid.IntRange(1, 8).Draw(t, "chunk")}
-		for _, piece := range pieces {
-			before := p
-			p = p.extended(piece)
-			if before.size() > p.size() {
-				t.Fatal("extending shrank the print")
-			}
+		var pieces []string
+		for _, p := range rapid.SliceOfN(rapid.SliceOfN(rapid.Byte(), 0, 9), 0, 6).Draw(t, "pieces") {
+			pieces = append(pieces, string(p))
 		}
-		if p.size() != int64(len(want)) {
-			t.Fatalf("print of %d bytes, want %d", p.size(), len(want))
+		want := []byte(strings.Join(pieces, ""))
+		h := heldOf(pieces...)
+		if h.size != int64(len(want)) {
+			t.Fatalf("held %d bytes, want %d", h.size, len(want))
 		}
 		got := bytes.Clone(want)
 		switch rapid.IntRange(0, 3).Draw(t, "edit") {
@@ -44,7 +50,7 @@ func TestPropertyPrefixPrint(t *testing.T) {
 		if rapid.Bool().Draw(t, "one byte reads") {
 			r = iotest.OneByteReader(r)
 		}
-		same, err := p.matches(context.Background(), r, make([]byte, p.chunk))
+		same, err := h.matches(context.Background(), r, make([]byte, rapid.IntRange(1, 8).Draw(t, "buffer")))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,35 +60,33 @@ func TestPropertyPrefixPrint(t *testing.T) {
 	})
 }
 
-// Extending a print leaves the print it extends as it was, even when two
-// extensions of it are made.
-func TestPrefixPrintExtensionKeepsTheOriginal(t *testing.T) {
-	p := prefixPrint{chunk: 4}.extended([]byte("abcdef"))
-	a := p.extended([]byte("ghijkl"))
-	b := p.extended([]byte("GHIJKL"))
+// Extending held bytes leaves the ones it extends as they were.
+func TestHeldBytesExtensionKeepsTheOriginal(t *testing.T) {
+	h := heldOf("abc", "def")
+	next := h.extended("ghijkl")
 	for _, c := range []struct {
-		p    prefixPrint
+		h    heldBytes
 		data string
-	}{{p, "abcdef"}, {b, "abcdefGHIJKL"}, {prefixPrint{chunk: 4}.extended([]byte("abcdefghijkl")), "abcdefghijkl"}} {
-		if same, err := c.p.matches(context.Background(), bytes.NewReader([]byte(c.data)), make([]byte, 4)); !same || err != nil {
-			t.Fatalf("print of %q does not match it: %v", c.data, err)
+	}{{h, "abcdef"}, {next, "abcdefghijkl"}, {heldOf("abcdefghijkl"), "abcdefghijkl"}} {
+		if same, err := c.h.matches(context.Background(), strings.NewReader(c.data), make([]byte, 4)); !same || err != nil {
+			t.Fatalf("held bytes of %q do not match them: %v", c.data, err)
 		}
 	}
-	if a.size() != 12 || b.size() != 12 {
-		t.Fatal("extensions have the wrong size")
+	if same, _ := h.matches(context.Background(), strings.NewReader("abcdefghijkl"), make([]byte, 4)); same {
+		t.Fatal("held bytes match a longer file")
 	}
 }
 
-func TestPrefixPrintStopsOnReadErrorsAndContexts(t *testing.T) {
-	p := prefixPrint{chunk: 4}.extended([]byte("abcdef"))
+func TestHeldBytesStopOnReadErrorsAndContexts(t *testing.T) {
+	h := heldOf("abcdef")
 	broken := errors.New("disk gone")
 	r := io.MultiReader(bytes.NewReader([]byte("ab")), iotest.ErrReader(broken))
-	if _, err := p.matches(context.Background(), r, make([]byte, 4)); !errors.Is(err, broken) {
+	if _, err := h.matches(context.Background(), r, make([]byte, 4)); !errors.Is(err, broken) {
 		t.Fatalf("read error: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := p.matches(ctx, bytes.NewReader([]byte("abcdef")), make([]byte, 4)); !errors.Is(err, context.Canceled) {
+	if _, err := h.matches(ctx, bytes.NewReader([]byte("abcdef")), make([]byte, 4)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ended context: %v", err)
 	}
 }
