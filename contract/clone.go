@@ -145,7 +145,11 @@ func CloneMessages(msgs []Message) []Message {
 
 // AppendClones appends deep copies of msgs to dst and returns the extended
 // slice, growing it as append does. A caller that keeps spare capacity in
-// dst copies a longer history without moving what is already there.
+// dst copies a longer history without moving what is already there. msgs
+// may be exactly the elements past dst's end in that capacity
+// (dst[len(dst):len(dst)+len(msgs)]): each is then replaced by its copy in
+// place. If msgs overlap those elements in any other way, some copies may
+// be of messages already overwritten.
 func AppendClones(dst []Message, msgs ...Message) []Message {
 	dst = slices.Grow(dst, len(msgs))
 	out := dst[len(dst) : len(dst)+len(msgs)]

@@ -24,33 +24,7 @@ func TestPropertyCloneSnapshotIsDeepAndEqual(t *testing.T) {
 		if !reflect.DeepEqual(c, s) {
 			t.Fatal("clone differs from the original")
 		}
-		for i := range c.Messages {
-			m := &c.Messages[i]
-			m.ID += "x"
-			if m.Provenance.RuntimeID != nil {
-				*m.Provenance.RuntimeID += "x"
-			}
-			if m.Flags.Atomic != nil {
-				*m.Flags.Atomic = !*m.Flags.Atomic
-			}
-			for _, f := range m.Extra {
-				clear(f.Value)
-			}
-			for _, b := range m.Blocks {
-				switch b := b.(type) {
-				case *contract.TextBlock:
-					b.Text += "x"
-				case *contract.ToolCallBlock:
-					clear(b.Arguments)
-				case *contract.OpaqueProviderBlock:
-					clear(b.Value)
-				case *contract.ImageBlock:
-					if b.Data != nil {
-						*b.Data += "x"
-					}
-				}
-			}
-		}
+		scribble(c.Messages)
 		for i := range c.ToolAtomicGroups {
 			g := &c.ToolAtomicGroups[i]
 			for k := range g.MessageIDs {
@@ -65,6 +39,38 @@ func TestPropertyCloneSnapshotIsDeepAndEqual(t *testing.T) {
 			t.Fatal("changing the clone changed the original")
 		}
 	})
+}
+
+// scribble changes every message of msgs through its ids, pointers, raw
+// values, unknown members and blocks.
+func scribble(msgs []contract.Message) {
+	for i := range msgs {
+		m := &msgs[i]
+		m.ID += "x"
+		if m.Provenance.RuntimeID != nil {
+			*m.Provenance.RuntimeID += "x"
+		}
+		if m.Flags.Atomic != nil {
+			*m.Flags.Atomic = !*m.Flags.Atomic
+		}
+		for _, f := range m.Extra {
+			clear(f.Value)
+		}
+		for _, b := range m.Blocks {
+			switch b := b.(type) {
+			case *contract.TextBlock:
+				b.Text += "x"
+			case *contract.ToolCallBlock:
+				clear(b.Arguments)
+			case *contract.OpaqueProviderBlock:
+				clear(b.Value)
+			case *contract.ImageBlock:
+				if b.Data != nil {
+					*b.Data += "x"
+				}
+			}
+		}
+	}
 }
 
 func TestCloneKeepsNil(t *testing.T) {
@@ -118,4 +124,36 @@ func TestPropertyAppendClones(t *testing.T) {
 	if contract.AppendClones(nil) != nil {
 		t.Fatal("appending nothing to nil must stay nil")
 	}
+}
+
+// AppendClones copies in place when msgs are the elements just past dst's
+// end: each is replaced by its copy, equal to it and sharing nothing with
+// it, and nothing moves.
+func TestPropertyAppendClonesInPlace(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		head := gen.Snapshot().Draw(t, "head").Messages
+		s := gen.Snapshot().Draw(t, "snapshot")
+		before, err := contract.AppendSnapshotJSON(nil, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at, n := len(head), len(s.Messages)
+		buf := append(make([]contract.Message, 0, at+n), head...)
+		buf = append(buf, s.Messages...) // shallow: they share everything with s
+		out := contract.AppendClones(buf[:at], buf[at:]...)
+		if len(out) != at+n || at+n > 0 && &out[0] != &buf[0] {
+			t.Fatal("copying in place moved the messages")
+		}
+		if !reflect.DeepEqual(out[at:], s.Messages) || !reflect.DeepEqual(out[:at], head) {
+			t.Fatal("copies made in place differ from their originals")
+		}
+		scribble(out[at:])
+		after, err := contract.AppendSnapshotJSON(nil, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(before) != string(after) {
+			t.Fatal("changing a copy made in place changed its original")
+		}
+	})
 }

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -57,6 +58,17 @@ func TestPropertyHeldMessageIsLossless(t *testing.T) {
 			t.Fatalf("changing a copy changed what is held (-message +expansion):\n%s", diff)
 		}
 	})
+}
+
+// The cache's memory figures rest on a held message's size: 88 bytes on a
+// 64-bit platform, against 272 for a contract.Message.
+func TestHeldMessageSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) != 8 {
+		t.Skip("sizes are pinned for 64-bit platforms")
+	}
+	if n, m := unsafe.Sizeof(heldMessage{}), unsafe.Sizeof(contract.Message{}); n != 88 || m != 272 {
+		t.Fatalf("heldMessage is %d bytes and contract.Message %d; the doc comments and docs/reference-history.md say 88 and 272", n, m)
+	}
 }
 
 // A message of the history's own session and runtime holds nothing
