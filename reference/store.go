@@ -487,9 +487,45 @@ func (p *pendingCopy) result(next *cached, extended bool) ([]contract.Message, [
 	msgs := next.x.appendCopies(p.msgs, next.msgs[len(p.from.msgs):])
 	groups := p.groups
 	if len(next.groups) != len(p.from.groups) || len(next.groups) > 0 && &next.groups[0] != &p.from.groups[0] {
-		groups = contract.CloneGroups(next.groups)
+		groups = regroupCopies(next.groups, p.from.groups, p.groups)
 	}
 	return msgs, groups
+}
+
+// regroupCopies returns a deep copy of groups, taking from copies (a deep
+// copy of from) the copy of every group that is one of from's: the same
+// id and completeness, and member lists in the same memory, which no state
+// ever writes to. Both lists are in group order (first message id,
+// bytewise), so one walk pairs them; an appended message changes only the
+// groups it touches, and only those are copied again.
+func regroupCopies(groups, from, copies []contract.ToolAtomicGroup) []contract.ToolAtomicGroup {
+	out := make([]contract.ToolAtomicGroup, len(groups))
+	j := 0
+	for i := range groups {
+		g := &groups[i]
+		for j < len(from) && from[j].MessageIDs[0] < g.MessageIDs[0] {
+			j++
+		}
+		if j < len(from) && sameGroup(g, &from[j]) {
+			out[i] = copies[j]
+		} else {
+			out[i] = contract.CloneGroups(groups[i : i+1])[0]
+		}
+	}
+	return out
+}
+
+// sameGroup reports whether a and b are one group: equal ids and
+// completeness, and lists of the same length in the same memory.
+func sameGroup(a, b *contract.ToolAtomicGroup) bool {
+	return a.ID == b.ID && a.Complete == b.Complete && sameList(a.MessageIDs, b.MessageIDs) && sameList(a.ToolCallIDs, b.ToolCallIDs)
+}
+
+func sameList(a, b []string) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
 }
 
 // extendGroups returns the tool atomic groups of next, which is prev (a

@@ -17,7 +17,7 @@ import (
 // generated history to a file in random batches and checks that the
 // groups a cached adapter reports after each batch, which it derives again
 // only for the groups the batch touches, are exactly BuildToolAtomicGroups
-// of the whole history.
+// of the whole history, and that the caller may write to them.
 func TestPropertyAppendedGroupsEqualDerivedGroups(t *testing.T) {
 	const rid, sid = "groups-runtime", "groups-session"
 	base := t.TempDir()
@@ -47,6 +47,18 @@ func TestPropertyAppendedGroupsEqualDerivedGroups(t *testing.T) {
 			}
 			if !reflect.DeepEqual(s.ToolAtomicGroups, want) {
 				rt.Fatalf("after %d messages: groups\n%+v\nwant\n%+v", upTo, s.ToolAtomicGroups, want)
+			}
+			// The groups are the caller's: writing to them changes no
+			// later snapshot.
+			for i := range s.ToolAtomicGroups {
+				g := &s.ToolAtomicGroups[i]
+				g.Complete = !g.Complete
+				for k := range g.MessageIDs {
+					g.MessageIDs[k] += "x"
+				}
+				for k := range g.ToolCallIDs {
+					g.ToolCallIDs[k] += "x"
+				}
 			}
 		}
 		check(k)
