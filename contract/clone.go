@@ -105,7 +105,9 @@ func (c *cloner) block(b Block) Block {
 }
 
 func (c *cloner) message(dst, m *Message) {
-	*dst = *m
+	if dst != m { // in place, only the pointers below change
+		*dst = *m
+	}
 	if len(m.Blocks) == 0 {
 		dst.Blocks = m.Blocks[:0:0] // nil stays nil, empty stays empty
 	} else {

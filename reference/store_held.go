@@ -152,25 +152,37 @@ func (x *heldContext) hold(m *contract.Message) heldMessage {
 // numbers (and its runtime id and flags with other expansions): it is for
 // reading, or for a deep copy, never for writing.
 func (x *heldContext) message(h *heldMessage) contract.Message {
-	m := contract.Message{ID: h.id, SourceEntryID: h.sourceEntryID, Blocks: h.blocks}
+	var m contract.Message
+	x.expandInto(&m, h)
+	return m
+}
+
+// expandInto sets every member of *m to that of h's expansion (see
+// message), one member at a time, so that expanding into the heap moves no
+// temporary message.
+func (x *heldContext) expandInto(m *contract.Message, h *heldMessage) {
 	more := h.more
 	if more == nil {
 		more = &noMore
 	}
-	m.Role, m.Provenance.Source = heldRoles[h.role], heldSources[h.source]
+	m.ID, m.SourceEntryID, m.Blocks = h.id, h.sourceEntryID, h.blocks
+	m.Role = heldRoles[h.role]
 	if h.role == 0 {
 		m.Role = more.role
 	}
-	if h.source == 0 {
-		m.Provenance.Source = more.source
-	}
+	m.CreatedAt, m.TokenEstimate = nil, nil
 	if h.bits&hasCreatedAt != 0 {
 		m.CreatedAt = &h.createdAt
 	}
 	if h.bits&hasTokenEstimate != 0 {
 		m.TokenEstimate = &h.tokenEstimate
 	}
+	m.Provider, m.Model, m.Extra = more.provider, more.model, more.extra
 	p := &m.Provenance
+	p.Source = heldSources[h.source]
+	if h.source == 0 {
+		p.Source = more.source
+	}
 	p.SessionID, p.EntryID = x.sessionID, h.sourceEntryID
 	if h.bits&sessionInMore != 0 {
 		p.SessionID = more.sessionID
@@ -183,15 +195,14 @@ func (x *heldContext) message(h *heldMessage) contract.Message {
 		p.RuntimeID = x.runtimeID
 	case h.bits&runtimeInMore != 0:
 		p.RuntimeID = more.runtime
+	default:
+		p.RuntimeID = nil
 	}
-	m.Flags = contract.Flags{
-		Pinned: flagOf(h.bits, hasPinned, isPinned), Atomic: flagOf(h.bits, hasAtomic, isAtomic),
-		LocalOnly: flagOf(h.bits, hasLocalOnly, isLocalOnly), Synthetic: flagOf(h.bits, hasSynthetic, isSynthetic),
-		Extra: more.flagsExtra,
-	}
-	m.Provider, m.Model, p.OriginalRole = more.provider, more.model, more.originalRole
-	m.Extra, p.Extra = more.extra, more.provenanceExtra
-	return m
+	p.OriginalRole, p.Extra = more.originalRole, more.provenanceExtra
+	f := &m.Flags
+	f.Pinned, f.Atomic = flagOf(h.bits, hasPinned, isPinned), flagOf(h.bits, hasAtomic, isAtomic)
+	f.LocalOnly, f.Synthetic = flagOf(h.bits, hasLocalOnly, isLocalOnly), flagOf(h.bits, hasSynthetic, isSynthetic)
+	f.Extra = more.flagsExtra
 }
 
 // appendCopies appends deep copies of the expansions of held to dst, as
@@ -202,7 +213,7 @@ func (x *heldContext) appendCopies(dst []contract.Message, held []heldMessage) [
 	at := len(dst)
 	dst = slices.Grow(dst, len(held))[:at+len(held)]
 	for i := range held {
-		dst[at+i] = x.message(&held[i])
+		x.expandInto(&dst[at+i], &held[i])
 	}
 	return contract.AppendClones(dst[:at], dst[at:]...)
 }

@@ -35,6 +35,12 @@ func TestPropertyHeldMessageIsLossless(t *testing.T) {
 		if diff := cmp.Diff(m, x.message(&h)); diff != "" {
 			t.Fatalf("the expansion differs (-message +expansion):\n%s", diff)
 		}
+		// Expanding over another message leaves nothing of it.
+		over := gen.Message("other-rt", "other-s").Draw(t, "expanded over")
+		x.expandInto(&over, &h)
+		if diff := cmp.Diff(m, over); diff != "" {
+			t.Fatalf("the expansion over another message differs (-message +expansion):\n%s", diff)
+		}
 		copies := x.appendCopies(nil, []heldMessage{h})
 		if diff := cmp.Diff(m, copies[0]); diff != "" {
 			t.Fatalf("the copy differs (-message +copy):\n%s", diff)
