@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -156,6 +157,43 @@ func TestSnapshotOfFixture(t *testing.T) {
 	if len(a.Diagnostics()) != 0 {
 		t.Fatalf("diagnostics %+v", a.Diagnostics())
 	}
+}
+
+// A history of a header alone is a snapshot with empty lists, never nil
+// ones, whether read cold, from the cache, after messages were cut off, or
+// rebuilt: callers and the JSON form see [] every time.
+func TestSnapshotOfAHistoryWithNoMessages(t *testing.T) {
+	e := newEnv(t)
+	fx := fixture()
+	mustNil(t, CreateHistory(context.Background(), e.path, Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: e.root}, nil))
+	header := e.read(t)
+	a := newAdapter(t, e.options(nil))
+	check := func(how string, s contract.HistorySnapshot, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", how, err)
+		}
+		if s.Messages == nil || len(s.Messages) != 0 || s.ToolAtomicGroups == nil || len(s.ToolAtomicGroups) != 0 {
+			t.Fatalf("%s: messages %#v, groups %#v", how, s.Messages, s.ToolAtomicGroups)
+		}
+		data, err := contract.AppendSnapshotJSON(nil, &s)
+		mustNil(t, err)
+		if !bytes.Contains(data, []byte(`"messages":[]`)) || !bytes.Contains(data, []byte(`"toolAtomicGroups":[]`)) {
+			t.Fatalf("%s: %s", how, data)
+		}
+	}
+	s, err := a.SnapshotHistory(context.Background())
+	check("cold", s, err)
+	s, err = a.SnapshotHistory(context.Background())
+	check("cached", s, err)
+	e.write(t, e.fixtureText(t, fx.Messages))
+	_, err = a.SnapshotHistory(context.Background())
+	mustNil(t, err)
+	e.write(t, string(header))
+	s, err = a.SnapshotHistory(context.Background())
+	check("cut back to the header", s, err)
+	s, err = a.RebuildDerivedState(context.Background())
+	check("rebuilt", s, err)
 }
 
 func TestSnapshotsAreCopies(t *testing.T) {
