@@ -139,19 +139,7 @@ func BenchmarkFloorReadHashDecode(b *testing.B) {
 // append (and of a snapshot of an unchanged file, less the caller's copy):
 // read the whole file, a MiB at a time into a buffer allocated once (as the
 // cache reads it), and compare it with a copy of its bytes held in memory.
-func BenchmarkFloorReadCompare(b *testing.B) {
-	e := benchHistory(b)
-	held, err := os.ReadFile(e.path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, compareChunk)
-	b.SetBytes(int64(len(held)))
-	b.ReportAllocs()
-	for b.Loop() {
-		readCompare(b, e.path, held, buf)
-	}
-}
+func BenchmarkFloorReadCompare(b *testing.B) { benchFloorReadCompare(b, false) }
 
 // BenchmarkFloorReadCompareCopy is the floor of a whole snapshot after an
 // append: BenchmarkFloorReadCompare's read and compare while a second
@@ -159,20 +147,28 @@ func BenchmarkFloorReadCompare(b *testing.B) {
 // (contract.CloneMessages and CloneGroups of the history's plain decoded
 // messages, the least a cache holding them must do), as the adapter
 // overlaps its copy with the read.
-func BenchmarkFloorReadCompareCopy(b *testing.B) {
+func BenchmarkFloorReadCompareCopy(b *testing.B) { benchFloorReadCompare(b, true) }
+
+func benchFloorReadCompare(b *testing.B, withCopy bool) {
 	e := benchHistory(b)
 	held, err := os.ReadFile(e.path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap, err := e.adapter(b).SnapshotHistory(context.Background())
-	if err != nil {
-		b.Fatal(err)
+	var snap contract.HistorySnapshot
+	if withCopy {
+		if snap, err = e.adapter(b).SnapshotHistory(context.Background()); err != nil {
+			b.Fatal(err)
+		}
 	}
 	buf := make([]byte, compareChunk)
 	b.SetBytes(int64(len(held)))
 	b.ReportAllocs()
 	for b.Loop() {
+		if !withCopy {
+			readCompare(b, e.path, held, buf)
+			continue
+		}
 		done := make(chan []contract.Message)
 		go func() {
 			contract.CloneGroups(snap.ToolAtomicGroups)
