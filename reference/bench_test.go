@@ -169,7 +169,7 @@ func benchFloorReadCompare(b *testing.B, withCopy bool) {
 			readCompare(b, e.path, held, buf)
 			continue
 		}
-		done := make(chan []contract.Message)
+		done := make(chan []contract.Message, 1) // never blocks the copy if the read fails
 		go func() {
 			contract.CloneGroups(snap.ToolAtomicGroups)
 			done <- contract.CloneMessages(snap.Messages)
