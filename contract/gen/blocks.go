@@ -1,7 +1,11 @@
 package gen
 
 import (
+	"encoding/json"
+	"strconv"
+
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/jsonw"
 	"pgregory.net/rapid"
 )
 
@@ -20,7 +24,9 @@ func ContentBlock() *rapid.Generator[contract.Block] { return contentBlock(0) }
 
 // contentBlockFamilies are the families of ContentBlock's seven types, by
 // the number it draws for the type ("" for text, which is no family).
-var contentBlockFamilies = []Family{"", FamilyThinking, FamilyImage, FamilyFileReference, FamilyArtifactReference, FamilySummaryReference, FamilyOpaqueProvider}
+// Opaque provider blocks are drawn in two kinds: raw provider blocks and
+// the others.
+var contentBlockFamilies = []Family{"", FamilyThinking, FamilyImage, FamilyFileReference, FamilyArtifactReference, FamilySummaryReference, FamilyOpaqueProvider, FamilyRawProviderBlock}
 
 // contentBlock draws the content blocks of ContentBlock, except the types
 // of the families in leave (text is always drawn).
@@ -49,14 +55,53 @@ func contentBlock(leave familySet) *rapid.Generator[contract.Block] {
 			return &contract.ArtifactReferenceBlock{ArtifactID: text().Draw(t, "artifactId"), Extra: extraFields(t, leave)}
 		case 5:
 			return &contract.SummaryReferenceBlock{SummaryID: text().Draw(t, "summaryId"), Extra: extraFields(t, leave)}
-		default:
-			return &contract.OpaqueProviderBlock{
+		case 6:
+			b := &contract.OpaqueProviderBlock{
 				OriginalType: optString(text()).Draw(t, "originalType"),
 				Value:        RawJSON().Draw(t, "value"),
 				Extra:        extraFields(t, leave),
 			}
+			// Never a raw provider block, which is a family of its own.
+			if IsRawProviderBlock(b) {
+				if b.OriginalType == nil {
+					b.OriginalType = new("")
+				} else {
+					b.OriginalType = nil
+				}
+			}
+			return b
+		default:
+			return rawProviderBlock(t, leave)
 		}
 	})
+}
+
+// rawProviderBlock draws a raw provider block (IsRawProviderBlock): an
+// object whose type is the block's originalType, with members of its own,
+// or a value that is not an object, without originalType.
+func rawProviderBlock(t *rapid.T, leave familySet) *contract.OpaqueProviderBlock {
+	b := &contract.OpaqueProviderBlock{Extra: extraFields(t, leave)}
+	if rapid.Bool().Draw(t, "rawObject") {
+		typ := text().Draw(t, "rawType")
+		b.OriginalType = &typ
+		v := jsonw.AppendString([]byte(`{"type":`), typ)
+		for k := range rapid.IntRange(0, 2).Draw(t, "rawMembers") {
+			v = append(v, ',')
+			v = jsonw.AppendString(v, "m"+strconv.Itoa(k))
+			v = append(v, ':')
+			v = append(v, RawJSON().Draw(t, "rawMember")...)
+		}
+		b.Value = append(v, '}')
+		return b
+	}
+	b.Value = rapid.Custom(func(t *rapid.T) json.RawMessage {
+		v := RawJSON().Draw(t, "rawValue")
+		if v[0] == '{' {
+			return json.RawMessage(`[` + string(v) + `]`)
+		}
+		return v
+	}).Draw(t, "rawValue")
+	return b
 }
 
 func toolCallBlock() *rapid.Generator[contract.Block] {

@@ -1,7 +1,10 @@
 package gen
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -45,8 +48,23 @@ const (
 	FamilyArtifactReference Family = "artifact-reference"
 	// FamilySummaryReference: a summaryReference block.
 	FamilySummaryReference Family = "summary-reference"
-	// FamilyOpaqueProvider: an opaqueProvider block.
+	// FamilyOpaqueProvider: an opaqueProvider block that is not a raw
+	// provider block (FamilyRawProviderBlock): its originalType and value
+	// are any the contract allows.
 	FamilyOpaqueProvider Family = "opaque-provider"
+	// FamilyRawProviderBlock: an opaqueProvider block holding a provider's
+	// own block as it came (IsRawProviderBlock): a value that is a JSON
+	// object whose "type" member is the block's originalType, or a value
+	// that is not an object, without originalType. A runtime that keeps a
+	// provider's unknown blocks as they came holds these and no others.
+	FamilyRawProviderBlock Family = "raw-provider-block"
+	// FamilyMessageFlags: a message whose flags set pinned, localOnly or
+	// synthetic (true or false).
+	FamilyMessageFlags Family = "message-flags"
+	// FamilyCreatedAtOutOfRange: a message whose createdAt lies outside
+	// the range of JavaScript's Date, beyond ±MaxDateMillis: no clock
+	// holds that time.
+	FamilyCreatedAtOutOfRange Family = "created-at-out-of-range"
 	// FamilyLongHistory: a history of at least 100 messages.
 	FamilyLongHistory Family = "long-history"
 )
@@ -57,8 +75,14 @@ var families = []Family{
 	FamilyParallelBatch, FamilyMultiResult, FamilyRepeatedResult, FamilyLiveCall, FamilyResultWithText,
 	FamilyPiSession, FamilyUnknownMembers,
 	FamilyThinking, FamilyImage, FamilyFileReference, FamilyArtifactReference, FamilySummaryReference, FamilyOpaqueProvider,
+	FamilyRawProviderBlock, FamilyMessageFlags, FamilyCreatedAtOutOfRange,
 	FamilyLongHistory,
 }
+
+// MaxDateMillis is the largest distance from the Unix epoch, in
+// milliseconds, a JavaScript Date holds (ECMA-262's time value range):
+// a createdAt beyond ±MaxDateMillis is a time no clock holds.
+const MaxDateMillis = 8.64e15
 
 // longHistory is the number of messages from which a history belongs to
 // FamilyLongHistory.
@@ -135,6 +159,12 @@ func FamiliesOf(msgs []contract.Message) []Family {
 		if len(m.Extra)+len(m.Provenance.Extra)+len(m.Flags.Extra) > 0 {
 			set.add(FamilyUnknownMembers)
 		}
+		if m.Flags.Pinned != nil || m.Flags.LocalOnly != nil || m.Flags.Synthetic != nil {
+			set.add(FamilyMessageFlags)
+		}
+		if m.CreatedAt != nil && math.Abs(*m.CreatedAt) > MaxDateMillis {
+			set.add(FamilyCreatedAtOutOfRange)
+		}
 		nCalls, nResults, other := 0, 0, 0
 		for _, b := range m.Blocks {
 			if b == nil {
@@ -167,7 +197,11 @@ func FamiliesOf(msgs []contract.Message) []Family {
 				set.add(FamilySummaryReference)
 			case *contract.OpaqueProviderBlock:
 				other++
-				set.add(FamilyOpaqueProvider)
+				if IsRawProviderBlock(b) {
+					set.add(FamilyRawProviderBlock)
+				} else {
+					set.add(FamilyOpaqueProvider)
+				}
 			default:
 				other++
 			}
@@ -229,4 +263,29 @@ func blockExtra(b contract.Block) []contract.Field {
 		return b.Extra
 	}
 	return nil
+}
+
+// IsRawProviderBlock reports whether b holds a provider's own block as it
+// came (FamilyRawProviderBlock): its value is a JSON object whose "type"
+// member is a string equal to b's originalType, or its value is not a JSON
+// object and b has no originalType.
+func IsRawProviderBlock(b *contract.OpaqueProviderBlock) bool {
+	v := bytes.TrimLeft(b.Value, " \t\r\n")
+	if len(v) == 0 || v[0] != '{' {
+		return b.OriginalType == nil && len(v) > 0
+	}
+	if b.OriginalType == nil {
+		return false
+	}
+	// Decoded into a map, member names match exactly and the last of
+	// duplicate members wins, as in JavaScript's JSON.parse.
+	var members map[string]json.RawMessage
+	if json.Unmarshal(v, &members) != nil {
+		return false
+	}
+	var typ *string
+	if json.Unmarshal(members["type"], &typ) != nil || typ == nil {
+		return false
+	}
+	return *typ == *b.OriginalType
 }

@@ -177,10 +177,51 @@ func TestFamiliesOf(t *testing.T) {
 		}, []gen.Family{gen.FamilyResultWithText}},
 		{"pi session", []contract.Message{pi}, []gen.Family{gen.FamilyPiSession}},
 		{"block types", []contract.Message{msg("1", contract.RoleUser,
-			&contract.OpaqueProviderBlock{Value: []byte("null")}, &contract.ThinkingBlock{}, &contract.ImageBlock{},
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte("null")}, &contract.ThinkingBlock{}, &contract.ImageBlock{},
 			&contract.SummaryReferenceBlock{}, &contract.FileReferenceBlock{}, &contract.ArtifactReferenceBlock{},
 		)}, []gen.Family{gen.FamilyThinking, gen.FamilyImage, gen.FamilyFileReference, gen.FamilyArtifactReference,
 			gen.FamilySummaryReference, gen.FamilyOpaqueProvider}},
+		{"raw provider blocks", []contract.Message{msg("1", contract.RoleUser,
+			&contract.OpaqueProviderBlock{Value: []byte("null")},
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte(`{"a":1,"type":"x"}`)},
+		)}, []gen.Family{gen.FamilyRawProviderBlock}},
+		{"opaque blocks beside raw ones", []contract.Message{msg("1", contract.RoleUser,
+			&contract.OpaqueProviderBlock{Value: []byte(`{"type":"x"}`)},                                    // an object without originalType
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte(`{"type":"y"}`)},            // another type
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte(`{"Type":"x"}`)},            // names match exactly
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte(`{"type":null}`)},           // not a string
+			&contract.OpaqueProviderBlock{OriginalType: new(""), Value: []byte(`3`)},                        // a scalar with originalType
+			&contract.OpaqueProviderBlock{OriginalType: new("x"), Value: []byte(`{"type":"x","type":"z"}`)}, // the last duplicate wins
+		)}, []gen.Family{gen.FamilyOpaqueProvider}},
+		{"flags", []contract.Message{func() contract.Message {
+			m := msg("1", contract.RoleUser)
+			m.Flags.Synthetic = new(false)
+			return m
+		}()}, []gen.Family{gen.FamilyMessageFlags}},
+		{"atomic alone is no flags family", []contract.Message{func() contract.Message {
+			m := msg("1", contract.RoleUser)
+			m.Flags.Atomic = new(true)
+			return m
+		}()}, nil},
+		{"createdAt at the clock's edges", []contract.Message{func() contract.Message {
+			m := msg("1", contract.RoleUser)
+			m.CreatedAt = new(-gen.MaxDateMillis)
+			return m
+		}(), func() contract.Message {
+			m := msg("2", contract.RoleUser)
+			m.CreatedAt = new(gen.MaxDateMillis)
+			return m
+		}()}, nil},
+		{"createdAt past the clock", []contract.Message{func() contract.Message {
+			m := msg("1", contract.RoleUser)
+			m.CreatedAt = new(gen.MaxDateMillis + 1)
+			return m
+		}()}, []gen.Family{gen.FamilyCreatedAtOutOfRange}},
+		{"createdAt before the clock", []contract.Message{func() contract.Message {
+			m := msg("1", contract.RoleUser)
+			m.CreatedAt = new(-1e21)
+			return m
+		}()}, []gen.Family{gen.FamilyCreatedAtOutOfRange}},
 		// Both end in the middle of an exchange.
 		{"long", gen.SyntheticHistory{RuntimeID: "rt", SessionID: "sess"}.Messages(100),
 			[]gen.Family{gen.FamilyParallelBatch, gen.FamilyLiveCall, gen.FamilyLongHistory}},

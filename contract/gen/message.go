@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -69,6 +70,10 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		piRuntime = rapid.IntRange(0, 3).Draw(t, "piRuntimeId")
 	}
 	createdAt := rapid.Ptr(number(), true).Draw(t, "createdAt")
+	if createdAt != nil && leave.has(FamilyCreatedAtOutOfRange) && math.Abs(*createdAt) > MaxDateMillis {
+		// Within the clock's range, a whole millisecond as drawn.
+		*createdAt = math.Mod(*createdAt, MaxDateMillis)
+	}
 	provider := optString(rapid.SampledFrom([]string{"openai", "anthropic", "local", ""})).Draw(t, "provider")
 	model := optString(text()).Draw(t, "model")
 	tokens := rapid.Ptr(number(), true).Draw(t, "tokenEstimate")
@@ -81,6 +86,9 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		LocalOnly: flag.Draw(t, "localOnly"),
 		Synthetic: flag.Draw(t, "synthetic"),
 		Extra:     extraFields(t, leave),
+	}
+	if leave.has(FamilyMessageFlags) {
+		flags.Pinned, flags.LocalOnly, flags.Synthetic = nil, nil, nil
 	}
 	extra := extraFields(t, leave)
 	return func(m *contract.Message, runtimeID string) {
