@@ -22,7 +22,8 @@ import (
 // member by member as the wire writes them (unknown members verbatim and in
 // order, numbers as JSON.stringify writes them), and otherwise describes the
 // first difference: a message missing, out of order or extra, or the path of
-// the first differing member with the kinds and sizes of both sides.
+// every differing member of the first differing message (up to
+// maxMemberDiffs) with the kinds and sizes of both sides.
 func diffMessages(want, got []contract.Message) string {
 	var wb, gb []byte
 	var wantAt, gotAt map[string]int
@@ -167,20 +168,58 @@ func unencodable(m *contract.Message) string {
 	return ": the snapshot's message has no wire form (an unknown member shadows a contract member or holds invalid JSON)"
 }
 
-// diffWire locates the first difference between two messages' wire JSON.
+// diffWire describes every difference between two messages' wire JSON,
+// member by member (at most maxMemberDiffs, then how many more).
 func diffWire(i int, want, got []byte) string {
 	w, errW := jsonw.Parse(want)
 	g, errG := jsonw.Parse(got)
 	if errW == nil && errG == nil {
-		if path, what := diffValue(scopeMessage, "", &w, &g); what != "" {
-			if path == "" {
-				return fmt.Sprintf("message #%d: %s", i, what)
-			}
-			return fmt.Sprintf("message #%d %s: %s", i, path, what)
+		var d memberDiffs
+		diffValue(&d, scopeMessage, "", &w, &g)
+		if len(d.list) > 0 {
+			return fmt.Sprintf("message #%d", i) + d.String()
 		}
 	}
 	// Equal trees always have equal wire forms; this is only a safeguard.
 	return fmt.Sprintf("message #%d: wire JSON of %d bytes expected, %d got", i, len(want), len(got))
+}
+
+// maxMemberDiffs bounds how many differing members of one message a
+// description lists.
+const maxMemberDiffs = 8
+
+// memberDiffs collects the differing members of one message: the path of
+// each and what differs there.
+type memberDiffs struct {
+	list []string
+	more int
+}
+
+func (d *memberDiffs) add(path, what string) {
+	if len(d.list) == maxMemberDiffs {
+		d.more++
+		return
+	}
+	if path == "" {
+		d.list = append(d.list, ": "+what)
+		return
+	}
+	d.list = append(d.list, " "+path+": "+what)
+}
+
+// String joins the differences: " a: x; b: y; and 2 more members differ".
+func (d *memberDiffs) String() string {
+	var b strings.Builder
+	for k, e := range d.list {
+		if k > 0 {
+			b.WriteByte(';')
+		}
+		b.WriteString(e)
+	}
+	if d.more > 0 {
+		fmt.Fprintf(&b, "; and %d more members differ", d.more)
+	}
+	return b.String()
 }
 
 // scope says what a JSON value is in a message: a contract object, the
@@ -323,49 +362,49 @@ func shownName(name string) string {
 	return fmt.Sprintf("(a name of %d bytes)", len(name))
 }
 
-// diffValue compares two JSON values in scope s at path and returns the
-// path of the first difference and what differs there ("" when equal).
-func diffValue(s scope, path string, w, g *jsonw.Value) (string, string) {
+// diffValue compares two JSON values in scope s at path and adds every
+// difference to d: where it is and what differs there.
+func diffValue(d *memberDiffs, s scope, path string, w, g *jsonw.Value) {
 	if w.Kind != g.Kind {
-		return path, w.Kind.String() + " expected, " + g.Kind.String() + " got"
+		d.add(path, w.Kind.String()+" expected, "+g.Kind.String()+" got")
+		return
 	}
 	switch w.Kind {
 	case jsonw.Object:
-		return diffObject(s, path, w, g)
+		diffObject(d, s, path, w, g)
 	case jsonw.Array:
 		if len(w.Items) != len(g.Items) {
 			what := fmt.Sprintf("%d items expected, %d got", len(w.Items), len(g.Items))
 			if s == scopeBlocks {
 				what += " (types " + blockTypes(w) + " expected, " + blockTypes(g) + " got)"
 			}
-			return path, what
+			d.add(path, what)
+			return
 		}
 		item := scopeRaw
 		if s == scopeBlocks {
 			item = scopeBlock
 		}
 		for k := range w.Items {
-			if p, what := diffValue(item, path+"["+strconv.Itoa(k)+"]", &w.Items[k], &g.Items[k]); what != "" {
-				return p, what
-			}
+			diffValue(d, item, path+"["+strconv.Itoa(k)+"]", &w.Items[k], &g.Items[k])
 		}
 	case jsonw.String:
 		if w.Str != g.Str {
-			return path, diffString(s, w.Str, g.Str)
+			d.add(path, diffString(s, w.Str, g.Str))
 		}
 	case jsonw.Number:
 		if w.Num != g.Num {
 			if s == scopeRaw {
-				return path, "a different number"
+				d.add(path, "a different number")
+				return
 			}
-			return path, formatNumber(w.Num) + " expected, " + formatNumber(g.Num) + " got"
+			d.add(path, formatNumber(w.Num)+" expected, "+formatNumber(g.Num)+" got")
 		}
 	case jsonw.Bool:
 		if w.Bool != g.Bool {
-			return path, strconv.FormatBool(w.Bool) + " expected, " + strconv.FormatBool(g.Bool) + " got"
+			d.add(path, strconv.FormatBool(w.Bool)+" expected, "+strconv.FormatBool(g.Bool)+" got")
 		}
 	}
-	return "", ""
 }
 
 // blockTypes lists the types of a blocks array, when they are the
@@ -391,11 +430,18 @@ func blockTypeOf(b *jsonw.Value) string {
 }
 
 // diffObject compares two objects member by member: the members of w in
-// order, then members only g holds, then the order of the members.
-func diffObject(s scope, path string, w, g *jsonw.Value) (string, string) {
+// order, then members only g holds, then — when no member differs — the
+// order of the members.
+func diffObject(d *memberDiffs, s scope, path string, w, g *jsonw.Value) {
 	blockType := ""
 	if s == scopeBlock {
 		blockType = blockTypeOf(w)
+		if gt := blockTypeOf(g); gt != blockType {
+			// Blocks of different types share no members to compare.
+			_, _, p := member(s, blockType, path, "type")
+			d.add(p, diffString(scopeBlockType, blockType, gt))
+			return
+		}
 	}
 	find := func(v *jsonw.Value, name string) *jsonw.Value {
 		for k := range v.Members {
@@ -405,32 +451,35 @@ func diffObject(s scope, path string, w, g *jsonw.Value) (string, string) {
 		}
 		return nil
 	}
+	before := len(d.list) + d.more
 	for k := range w.Members {
 		m := &w.Members[k]
 		child, _, p := member(s, blockType, path, m.Name)
-		gv := find(g, m.Name)
-		if gv == nil {
-			return p, "present expected, absent got"
-		}
-		if p, what := diffValue(child, p, &m.Value, gv); what != "" {
-			return p, what
+		if gv := find(g, m.Name); gv == nil {
+			d.add(p, "present expected, absent got")
+		} else {
+			diffValue(d, child, p, &m.Value, gv)
 		}
 	}
 	for k := range g.Members {
 		if find(w, g.Members[k].Name) == nil {
 			_, _, p := member(s, blockType, path, g.Members[k].Name)
-			return p, "absent expected, present got"
+			d.add(p, "absent expected, present got")
 		}
+	}
+	if len(d.list)+d.more > before {
+		return
 	}
 	for k := range w.Members {
 		if w.Members[k].Name != g.Members[k].Name {
 			if s == scopeRaw {
-				return path, "the same members in a different order"
+				d.add(path, "the same members in a different order")
+			} else {
+				d.add(path, "the same unknown members in a different order")
 			}
-			return path, "the same unknown members in a different order"
+			return
 		}
 	}
-	return "", ""
 }
 
 // diffString describes two different strings: quoted when both are values

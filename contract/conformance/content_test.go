@@ -277,6 +277,32 @@ func TestDiffMessagesDescribesTheFirstDifference(t *testing.T) {
 	}
 }
 
+// A message differing in several members is described by all of them at
+// once, in member order, up to maxMemberDiffs.
+func TestDiffMessagesListsEveryDifferingMember(t *testing.T) {
+	got := contract.CloneMessages(richHistory())
+	m := &got[0]
+	m.Provenance.RuntimeID = nil
+	m.Provenance.OriginalRole = new("toolResult")
+	m.TokenEstimate = new(13.0)
+	m.Flags.Atomic = new(false)
+	m.CreatedAt = nil
+	want := `message #0 createdAt: present expected, absent got; provenance.originalRole: 20 bytes expected, 10 got; ` +
+		`provenance.runtimeId: present expected, absent got; tokenEstimate: 12.5 expected, 13 got; flags.atomic: absent expected, present got`
+	if d := diffMessages(richHistory(), got); d != want {
+		t.Errorf("diff\n got %s\nwant %s", d, want)
+	}
+	// Twelve differing members: the first eight, then how many more.
+	m.Provider, m.Model, m.Flags.Pinned, m.Flags.Synthetic, m.Flags.LocalOnly, m.Extra, m.Provenance.Extra = nil, nil, nil, nil, nil, nil, nil
+	d := diffMessages(richHistory(), got)
+	if n := strings.Count(d, ";"); n != maxMemberDiffs || !strings.HasSuffix(d, "; and 6 more members differ") {
+		t.Errorf("diff of fourteen members: %s", d)
+	}
+	if strings.Contains(d, probe) {
+		t.Errorf("diff shows history text: %s", d)
+	}
+}
+
 // probed returns h with the probe around every string member, unknown
 // member names and raw JSON aside (those stay as generated).
 func probed(h []contract.Message) []contract.Message {

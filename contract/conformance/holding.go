@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
@@ -15,11 +18,19 @@ import (
 // differently from the history it was given, by design: an instance
 // reports the history it holds after seeding (Instance.Held), and the kit
 // classifies every difference from the given history into this small,
-// fixed vocabulary. Each holding difference found is shown as a limit of
-// the run, like a refused family. A difference outside the vocabulary —
-// ids, order, roles, text and thinking content, tool call and result
-// pairing, arguments, groups, createdAt, every other member a round trip
-// keeps (SPEC §2) — fails the check.
+// fixed vocabulary. The kit infers every holding difference from the held
+// history (none is declared): each has an exact rule, checked on every
+// message, and each one found is shown as a limit of the run, like a
+// refused family. A difference outside the vocabulary — ids, order, roles,
+// text and thinking content, tool call and result pairing, arguments,
+// groups, the flags pinned, localOnly and synthetic, an empty string
+// dropped, every other member a round trip keeps (SPEC §2) — fails the
+// check.
+//
+// Each entry relaxes SPEC §2's rule that a message read back keeps every
+// member as given ("nothing is lost in a round trip"), for exactly the
+// members it names; a runtime that cannot hold a shape at all refuses its
+// family instead (Unrepresentable).
 type HoldingDifference string
 
 // The holding differences, in the order HoldingDifferences lists them.
@@ -41,65 +52,240 @@ const (
 	HoldingToolTextAsCustom HoldingDifference = "tool-text-as-custom"
 	// HoldingProvenanceSource: a message's provenance source is held as
 	// the other legal source ("pi-session" for "runtime-session" or the
-	// reverse); every other provenance member is kept.
+	// reverse).
 	HoldingProvenanceSource HoldingDifference = "provenance-source"
+	// HoldingRuntimeIDDropped: provenance.runtimeId is not held on a
+	// message held under the "pi-session" source, which needs none (SPEC
+	// §7 checks runtimeId for "runtime-session" messages only).
+	HoldingRuntimeIDDropped HoldingDifference = "runtime-id-dropped"
+	// HoldingOriginalRoleRewritten: provenance.originalRole is held as the
+	// runtime's own name for the role of the entry: non-blank, present on
+	// every held message, and one name for every message of one held role.
+	HoldingOriginalRoleRewritten HoldingDifference = "original-role-rewritten"
+	// HoldingTokenEstimateDerived: tokenEstimate is the runtime's own
+	// estimate: present on every held message, a whole number from 0 to
+	// 2^53−1, whatever was given.
+	HoldingTokenEstimateDerived HoldingDifference = "token-estimate-derived"
+	// HoldingAtomicDerived: flags.atomic is derived from the message's
+	// structure: present on every held message, true exactly when the
+	// message holds a tool call or a tool result. An atomic flag that
+	// contradicts the structure is no holding difference.
+	HoldingAtomicDerived HoldingDifference = "atomic-derived"
+	// HoldingCreatedAtAssigned: a message given without createdAt is held
+	// with one, a time a clock holds (a whole millisecond within
+	// ±gen.MaxDateMillis); every held message then has a createdAt.
+	HoldingCreatedAtAssigned HoldingDifference = "created-at-assigned"
+	// HoldingCreatedAtWholeMillis: a createdAt is held at a clock's
+	// precision: the whole millisecond less than one millisecond from the
+	// given value (3.5 held as 3 or 4), and every held createdAt is whole.
+	// A value beyond ±gen.MaxDateMillis has no such millisecond: a runtime
+	// holding times on a clock refuses gen.FamilyCreatedAtOutOfRange.
+	HoldingCreatedAtWholeMillis HoldingDifference = "created-at-whole-ms"
+	// HoldingAssistantModelFilled: an assistant message given without
+	// provider or model is held with the instance's own (the fixture's
+	// model: its provider and id), and every held assistant message has
+	// both. A provider or model given, even an empty one, is kept.
+	HoldingAssistantModelFilled HoldingDifference = "assistant-model-filled"
+	// HoldingNonAssistantModelDropped: provider and model are not held on
+	// messages whose role is not assistant, where the runtime's message
+	// types have no such members; no held message of another role has
+	// either.
+	HoldingNonAssistantModelDropped HoldingDifference = "non-assistant-model-dropped"
 )
 
-var holdingDifferences = []HoldingDifference{HoldingUnknownMembersDropped, HoldingReferenceAsOpaque, HoldingToolTextAsCustom, HoldingProvenanceSource}
+var holdingDifferences = []HoldingDifference{HoldingUnknownMembersDropped, HoldingReferenceAsOpaque, HoldingToolTextAsCustom,
+	HoldingProvenanceSource, HoldingRuntimeIDDropped, HoldingOriginalRoleRewritten, HoldingTokenEstimateDerived, HoldingAtomicDerived,
+	HoldingCreatedAtAssigned, HoldingCreatedAtWholeMillis, HoldingAssistantModelFilled, HoldingNonAssistantModelDropped}
 
 // HoldingDifferences returns the vocabulary of holding differences,
 // always in the same order.
 func HoldingDifferences() []HoldingDifference { return slices.Clone(holdingDifferences) }
 
 // ruleHeld is the rule a held history keeps.
-const ruleHeld = "the history an instance holds (Instance.Held) differs from the one it was given only in the holding differences of the vocabulary (unknown-members-dropped, reference-as-opaque, tool-text-as-custom, provenance-source)"
+var ruleHeld = func() string {
+	names := make([]string, len(holdingDifferences))
+	for i, h := range holdingDifferences {
+		names[i] = string(h)
+	}
+	return "the history an instance holds (Instance.Held) differs from the one it was given only in the holding differences of the vocabulary (" +
+		strings.Join(names, ", ") + ")"
+}()
 
-// classifyHeld compares the history an instance holds with the one it was
-// given and returns the holding differences found, in vocabulary order,
-// or a broken rule naming the first difference outside the vocabulary, as
-// metadata.
-func classifyHeld(given, held []contract.Message) ([]HoldingDifference, error) {
-	if len(held) != len(given) {
-		return nil, broken(ruleHeld, fmt.Sprintf("%d messages held, one for each given", len(given)), fmt.Sprintf("%d messages held", len(held)))
-	}
-	found := map[HoldingDifference]bool{}
-	for i := range given {
-		if err := classifyMessage(i, &given[i], &held[i], found); err != nil {
-			return nil, err
-		}
-	}
-	if found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(held), gen.FamilyUnknownMembers) {
-		return nil, broken(ruleHeld, "unknown members held everywhere as given, or nowhere", "unknown members dropped in some places and kept in others")
-	}
-	if d := diffGroups(contract.BuildToolAtomicGroups(given), contract.BuildToolAtomicGroups(held)); d != "" {
-		return nil, broken(ruleHeld, "the tool atomic groups of the given history", "the held history's groups: "+d)
-	}
+// maxHeldFailures bounds how many differing messages a failure lists.
+const maxHeldFailures = 3
+
+// holdingJudge classifies, message by message, how a runtime holds a
+// history: the holding differences it shows, and what those differences
+// require of every other message the runtime holds.
+type holdingJudge struct {
+	model contract.ModelDescriptor // the instance's model
+	found map[HoldingDifference]bool
+	// roleNames is the originalRole held for each held role.
+	roleNames map[contract.Role]string
+}
+
+func newHoldingJudge(model contract.ModelDescriptor) *holdingJudge {
+	return &holdingJudge{model: model, found: map[HoldingDifference]bool{}, roleNames: map[contract.Role]string{}}
+}
+
+// differences returns the holding differences found, in vocabulary order.
+func (j *holdingJudge) differences() []HoldingDifference {
 	var out []HoldingDifference
 	for _, h := range holdingDifferences {
-		if found[h] {
+		if j.found[h] {
 			out = append(out, h)
 		}
 	}
-	return out, nil
+	return out
 }
 
-// classifyMessage compares message i as given (g) and held (h): it applies
-// to a copy of g every holding difference h shows, records it in found,
-// and then requires the copy to equal h, wire JSON byte for byte.
-func classifyMessage(i int, g, h *contract.Message, found map[HoldingDifference]bool) error {
+// classifyHeld compares the history an instance holds with the one it was
+// given. It returns the holding differences found, in vocabulary order —
+// also when some message differs outside the vocabulary — the judge that
+// keeps them, and then a broken rule listing every differing member of
+// the first differing messages, as metadata.
+func classifyHeld(model contract.ModelDescriptor, given, held []contract.Message) ([]HoldingDifference, *holdingJudge, error) {
+	j := newHoldingJudge(model)
+	if len(held) != len(given) {
+		return nil, j, broken(ruleHeld, fmt.Sprintf("%d messages held, one for each given", len(given)), fmt.Sprintf("%d messages held", len(held)))
+	}
+	var failures []string
+	failedN := 0
+	fail := func(what string) {
+		failedN++
+		if len(failures) < maxHeldFailures {
+			failures = append(failures, what)
+		}
+	}
+	bad := make([]bool, len(given))
+	for i := range given {
+		if what := j.message(i, &given[i], &held[i]); what != "" {
+			bad[i] = true
+			fail(what)
+		}
+	}
+	// What the differences found require of every held message.
+	for i := range held {
+		if !bad[i] {
+			if what := j.consistent(i, &held[i], held); what != "" {
+				fail(what)
+			}
+		}
+	}
+	if failedN == 0 {
+		if d := diffGroups(contract.BuildToolAtomicGroups(given), contract.BuildToolAtomicGroups(held)); d != "" {
+			return j.differences(), j, broken(ruleHeld, "the tool atomic groups of the given history", "the held history's groups: "+d)
+		}
+		return j.differences(), j, nil
+	}
+	actual := strings.Join(failures, "; ")
+	if failedN > len(failures) {
+		actual += fmt.Sprintf("; and %d more messages differ", failedN-len(failures))
+	}
+	if ds := j.differences(); len(ds) > 0 {
+		actual += " (held differently otherwise: " + LimitNames(holdingLimits(ds)) + ")"
+	}
+	return j.differences(), j, broken(ruleHeld, "every message held as given, up to the holding differences of the vocabulary", actual)
+}
+
+// message compares message i as given (g) and held (h): it applies to a
+// copy of g every holding difference h shows by its rule, records each in
+// j.found, and then requires the copy to equal h, wire JSON byte for byte.
+// It returns "" or every member in which they differ.
+func (j *holdingJudge) message(i int, g, h *contract.Message) string {
 	at := fmt.Sprintf("message #%d (id %s)", i, q(g.ID))
 	if h.ID != g.ID {
-		return broken(ruleHeld, at+" held under its id, in history order", "message #"+fmt.Sprint(i)+" held as "+q(h.ID))
+		return at + " held as " + q(h.ID) + ", not under its id in history order"
 	}
 	n := contract.CloneMessage(g)
-	if h.Provenance.Source != n.Provenance.Source && legalSource(n.Provenance.Source) && legalSource(h.Provenance.Source) {
-		n.Provenance.Source = h.Provenance.Source
-		found[HoldingProvenanceSource] = true
-	}
+	j.provenance(&n, h)
 	if n.Role == contract.RoleTool && h.Role == contract.RoleCustom && !hasToolBlocks(&n) {
 		n.Role = contract.RoleCustom
-		found[HoldingToolTextAsCustom] = true
+		j.found[HoldingToolTextAsCustom] = true
 	}
+	j.derived(&n, h)
+	j.models(&n, h)
+	j.unknownAndReferences(&n, h)
+	want, err := contract.AppendMessageJSON(nil, &n)
+	if err != nil {
+		return at + ": the given message does not encode"
+	}
+	got, err := contract.AppendMessageJSON(nil, h)
+	if err != nil {
+		return at + ": the held message does not encode: " + scrub(err.Error())
+	}
+	if bytes.Equal(want, got) {
+		return ""
+	}
+	return strings.Replace(diffWire(i, want, got), fmt.Sprintf("message #%d", i), at, 1)
+}
+
+// provenance applies provenance-source, runtime-id-dropped and
+// original-role-rewritten.
+func (j *holdingJudge) provenance(n, h *contract.Message) {
+	if h.Provenance.Source != n.Provenance.Source && legalSource(n.Provenance.Source) && legalSource(h.Provenance.Source) {
+		n.Provenance.Source = h.Provenance.Source
+		j.found[HoldingProvenanceSource] = true
+	}
+	if n.Provenance.RuntimeID != nil && h.Provenance.RuntimeID == nil && h.Provenance.Source == contract.SourcePiSession {
+		n.Provenance.RuntimeID = nil
+		j.found[HoldingRuntimeIDDropped] = true
+	}
+	if !sameStr(n.Provenance.OriginalRole, h.Provenance.OriginalRole) && h.Provenance.OriginalRole != nil && !contract.IsBlank(*h.Provenance.OriginalRole) {
+		n.Provenance.OriginalRole = h.Provenance.OriginalRole
+		j.found[HoldingOriginalRoleRewritten] = true
+	}
+}
+
+// derived applies token-estimate-derived, atomic-derived,
+// created-at-assigned and created-at-whole-ms.
+func (j *holdingJudge) derived(n, h *contract.Message) {
+	if !sameNum(n.TokenEstimate, h.TokenEstimate) && h.TokenEstimate != nil && estimate(*h.TokenEstimate) {
+		n.TokenEstimate = h.TokenEstimate
+		j.found[HoldingTokenEstimateDerived] = true
+	}
+	if !sameBool(n.Flags.Atomic, h.Flags.Atomic) && h.Flags.Atomic != nil && *h.Flags.Atomic == hasToolBlocks(h) {
+		n.Flags.Atomic = h.Flags.Atomic
+		j.found[HoldingAtomicDerived] = true
+	}
+	switch {
+	case n.CreatedAt == nil && h.CreatedAt != nil && clockTime(*h.CreatedAt):
+		n.CreatedAt = h.CreatedAt
+		j.found[HoldingCreatedAtAssigned] = true
+	case n.CreatedAt != nil && h.CreatedAt != nil && *n.CreatedAt != *h.CreatedAt && clockTime(*h.CreatedAt) && math.Abs(*h.CreatedAt-*n.CreatedAt) < 1:
+		n.CreatedAt = h.CreatedAt
+		j.found[HoldingCreatedAtWholeMillis] = true
+	}
+}
+
+// models applies assistant-model-filled and non-assistant-model-dropped.
+func (j *holdingJudge) models(n, h *contract.Message) {
+	if h.Role == contract.RoleAssistant && n.Role == contract.RoleAssistant {
+		if n.Provider == nil && h.Provider != nil && *h.Provider == j.model.Provider {
+			n.Provider = h.Provider
+			j.found[HoldingAssistantModelFilled] = true
+		}
+		if n.Model == nil && h.Model != nil && *h.Model == j.model.ID {
+			n.Model = h.Model
+			j.found[HoldingAssistantModelFilled] = true
+		}
+		return
+	}
+	if h.Role != contract.RoleAssistant && n.Role != contract.RoleAssistant {
+		if n.Provider != nil && h.Provider == nil {
+			n.Provider = nil
+			j.found[HoldingNonAssistantModelDropped] = true
+		}
+		if n.Model != nil && h.Model == nil {
+			n.Model = nil
+			j.found[HoldingNonAssistantModelDropped] = true
+		}
+	}
+}
+
+// unknownAndReferences applies unknown-members-dropped and
+// reference-as-opaque.
+func (j *holdingJudge) unknownAndReferences(n, h *contract.Message) {
 	dropped := false
 	drop := func(extra *[]contract.Field, heldExtra []contract.Field) {
 		if len(*extra) > 0 && len(heldExtra) == 0 {
@@ -118,7 +304,7 @@ func classifyMessage(i int, g, h *contract.Message, found map[HoldingDifference]
 			if ob, ok := h.Blocks[k].(*contract.OpaqueProviderBlock); ok && isReference(b) {
 				if opaqueHolds(b, ob, &dropped) {
 					n.Blocks[k] = h.Blocks[k]
-					found[HoldingReferenceAsOpaque] = true
+					j.found[HoldingReferenceAsOpaque] = true
 					continue
 				}
 			}
@@ -129,73 +315,60 @@ func classifyMessage(i int, g, h *contract.Message, found map[HoldingDifference]
 		}
 	}
 	if dropped {
-		found[HoldingUnknownMembersDropped] = true
+		j.found[HoldingUnknownMembersDropped] = true
 	}
-	want, err := contract.AppendMessageJSON(nil, &n)
-	if err != nil {
-		return broken(ruleHeld, at+" encodable as wire JSON", "the given message does not encode")
-	}
-	got, err := contract.AppendMessageJSON(nil, h)
-	if err != nil {
-		return broken(ruleHeld, at+" held as a message encodable as wire JSON", "the held message does not encode: "+scrub(err.Error()))
-	}
-	if bytes.Equal(want, got) {
-		return nil
-	}
-	return broken(ruleHeld, at+" held as given, up to the holding differences of the vocabulary", at+": "+heldMember(&n, h))
 }
 
-// heldMember names the first member in which the held message h differs
-// from n, the given message with the holding differences applied.
-func heldMember(n, h *contract.Message) string {
-	enc := func(m contract.Message) string {
-		b, _ := contract.AppendMessageJSON(nil, &m)
-		return string(b)
+// consistent checks what the holding differences found require of the
+// held message h (#i of held): each is a rule of the whole held history,
+// so a runtime that shows one holds every message so. It returns "" or
+// what h breaks.
+func (j *holdingJudge) consistent(i int, h *contract.Message, held []contract.Message) string {
+	var broke []string
+	if j.found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(held[i:i+1]), gen.FamilyUnknownMembers) {
+		broke = append(broke, string(HoldingUnknownMembersDropped)+": unknown members dropped elsewhere and kept here")
 	}
-	switch {
-	case n.Role != h.Role:
-		return fmt.Sprintf("role %s given, %s held", q(string(n.Role)), q(string(h.Role)))
-	case n.SourceEntryID != h.SourceEntryID:
-		return "sourceEntryId differs"
-	case !reflect.DeepEqual(n.Provenance, h.Provenance):
-		return "provenance differs (" + provenanceMember(&n.Provenance, &h.Provenance) + ")"
-	case !reflect.DeepEqual(n.CreatedAt, h.CreatedAt):
-		return "createdAt differs"
-	case !reflect.DeepEqual(n.Flags, h.Flags):
-		return "flags differ"
-	case len(n.Blocks) != len(h.Blocks):
-		return fmt.Sprintf("%d blocks given, %d held", len(n.Blocks), len(h.Blocks))
-	}
-	for k := range n.Blocks {
-		if n.Blocks[k] == nil || h.Blocks[k] == nil {
-			return fmt.Sprintf("block #%d is missing", k)
-		}
-		nb, hb := contract.Message{Blocks: n.Blocks[k : k+1]}, contract.Message{Blocks: h.Blocks[k : k+1]}
-		if enc(nb) != enc(hb) {
-			if n.Blocks[k].Type() != h.Blocks[k].Type() {
-				return fmt.Sprintf("block #%d: type %s given, %s held", k, n.Blocks[k].Type(), h.Blocks[k].Type())
-			}
-			return fmt.Sprintf("block #%d (%s): content differs", k, n.Blocks[k].Type())
+	if j.found[HoldingOriginalRoleRewritten] {
+		switch r := h.Provenance.OriginalRole; {
+		case r == nil || contract.IsBlank(*r):
+			broke = append(broke, string(HoldingOriginalRoleRewritten)+": provenance.originalRole absent or blank")
+		case j.roleNames[h.Role] == "":
+			j.roleNames[h.Role] = *r
+		case j.roleNames[h.Role] != *r:
+			broke = append(broke, string(HoldingOriginalRoleRewritten)+fmt.Sprintf(": role %s held with two originalRole names", q(string(h.Role))))
 		}
 	}
-	return "other members differ (provider, model, tokenEstimate or unknown members)"
+	if j.found[HoldingTokenEstimateDerived] && (h.TokenEstimate == nil || !estimate(*h.TokenEstimate)) {
+		broke = append(broke, string(HoldingTokenEstimateDerived)+": tokenEstimate absent or not a whole number from 0")
+	}
+	if j.found[HoldingAtomicDerived] && (h.Flags.Atomic == nil || *h.Flags.Atomic != hasToolBlocks(h)) {
+		broke = append(broke, string(HoldingAtomicDerived)+fmt.Sprintf(": flags.atomic absent or contradicting the message's structure (tool blocks: %t)", hasToolBlocks(h)))
+	}
+	if j.found[HoldingCreatedAtAssigned] && h.CreatedAt == nil {
+		broke = append(broke, string(HoldingCreatedAtAssigned)+": createdAt absent")
+	}
+	if j.found[HoldingCreatedAtWholeMillis] && h.CreatedAt != nil && !clockTime(*h.CreatedAt) {
+		broke = append(broke, string(HoldingCreatedAtWholeMillis)+": createdAt "+formatNumber(*h.CreatedAt)+" is no clock's time")
+	}
+	if j.found[HoldingAssistantModelFilled] && h.Role == contract.RoleAssistant && (h.Provider == nil || h.Model == nil) {
+		broke = append(broke, string(HoldingAssistantModelFilled)+": an assistant message without provider or model")
+	}
+	if j.found[HoldingNonAssistantModelDropped] && h.Role != contract.RoleAssistant && (h.Provider != nil || h.Model != nil) {
+		broke = append(broke, string(HoldingNonAssistantModelDropped)+fmt.Sprintf(": a %s message with provider or model", q(string(h.Role))))
+	}
+	if len(broke) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("message #%d (id %s): %s", i, q(h.ID), strings.Join(broke, "; "))
 }
 
-func provenanceMember(n, h *contract.Provenance) string {
-	switch {
-	case n.Source != h.Source:
-		return fmt.Sprintf("source %s held", q(string(h.Source)))
-	case n.SessionID != h.SessionID:
-		return "sessionId"
-	case n.EntryID != h.EntryID:
-		return "entryId"
-	case !reflect.DeepEqual(n.OriginalRole, h.OriginalRole):
-		return "originalRole"
-	case !reflect.DeepEqual(n.RuntimeID, h.RuntimeID):
-		return "runtimeId"
-	}
-	return "unknown members"
-}
+// estimate reports whether v is a token estimate a runtime derives: a
+// whole number from 0 to 2^53−1.
+func estimate(v float64) bool { return v >= 0 && v <= 1<<53-1 && v == math.Trunc(v) }
+
+// clockTime reports whether v (ms since the epoch) is a time a clock
+// holds: a whole millisecond within ±gen.MaxDateMillis.
+func clockTime(v float64) bool { return math.Abs(v) <= gen.MaxDateMillis && v == math.Trunc(v) }
 
 func legalSource(s contract.Source) bool {
 	return s == contract.SourcePiSession || s == contract.SourceRuntimeSession
@@ -285,11 +458,15 @@ func blockExtraOf(b contract.Block) *[]contract.Field {
 
 // held is what a Session knows of its instance's held history.
 type held struct {
-	// holding lists the holding differences the held history shows.
+	// holding lists the holding differences the held history shows (also
+	// when it differs outside the vocabulary).
 	holding []HoldingDifference
 	// heldErr is the broken rule of a held history differing outside the
 	// vocabulary.
 	heldErr error
+	// judge keeps what the held history showed, for the messages appended
+	// later (asHeld).
+	judge *holdingJudge
 	// limits, when set, collects the limits the session's checks find.
 	limits *limitSet
 }
@@ -301,43 +478,40 @@ func (s *Session) hold(h []contract.Message) {
 	if h == nil {
 		return
 	}
-	s.holding, s.heldErr = classifyHeld(s.fixture.Messages, h)
+	s.holding, s.judge, s.heldErr = classifyHeld(s.fixture.Model, s.fixture.Messages, h)
 	s.fixture.Messages = contract.CloneMessages(h)
 }
 
-// judgeHeld returns the broken rule of a held history differing outside
-// the vocabulary, and otherwise counts its holding differences as limits.
+// judgeHeld counts the holding differences of the held history as limits
+// — also when it differs outside the vocabulary, so that a failing verdict
+// still shows them — and returns the broken rule of such a difference.
 func (s *Session) judgeHeld() error {
-	if s.heldErr != nil {
-		return s.heldErr
-	}
 	s.limits.addHolding(s.holding)
-	return nil
+	return s.heldErr
 }
 
 // asHeld returns want with every message from index from on replaced by
 // got's message at its index when the two differ only in holding
-// differences: a message appended to the source is held as the runtime
-// holds the rest of its history. A difference the held history did not
-// show (it held nothing the difference changes, say no unknown member) is
-// shown from then on, a limit like the others; a difference outside the
-// vocabulary leaves want as it is, so the comparison fails.
+// differences and got keeps what those differences require: a message
+// appended to the source is held as the runtime holds the rest of its
+// history. A difference the held history did not show (it held nothing
+// the difference changes, say no unknown member) is shown from then on, a
+// limit like the others; a difference outside the vocabulary leaves want
+// as it is, so the comparison fails.
 func (s *Session) asHeld(want, got []contract.Message, from int) []contract.Message {
 	if s.instance.Held == nil || s.heldErr != nil {
 		return want
 	}
 	out := slices.Clone(want)
 	for i := from; i < len(out) && i < len(got); i++ {
-		found := map[HoldingDifference]bool{}
-		if classifyMessage(i, &out[i], &got[i], found) != nil {
+		before := s.judge.clone()
+		if s.judge.message(i, &out[i], &got[i]) != "" || s.judge.consistent(i, &got[i], got) != "" {
+			*s.judge = before
 			continue
 		}
-		if found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(got), gen.FamilyUnknownMembers) {
-			continue // dropped here, kept elsewhere: no holding difference
-		}
 		var added []HoldingDifference
-		for _, h := range holdingDifferences {
-			if found[h] && !slices.Contains(s.holding, h) {
+		for _, h := range s.judge.differences() {
+			if !slices.Contains(s.holding, h) {
 				added = append(added, h)
 			}
 		}
@@ -348,4 +522,10 @@ func (s *Session) asHeld(want, got []contract.Message, from int) []contract.Mess
 		out[i] = got[i]
 	}
 	return out
+}
+
+// clone returns a copy of j, to restore after a message that differs
+// outside the vocabulary.
+func (j *holdingJudge) clone() holdingJudge {
+	return holdingJudge{model: j.model, found: maps.Clone(j.found), roleNames: maps.Clone(j.roleNames)}
 }

@@ -82,10 +82,28 @@ func (s *limitSet) addHolding(hs []HoldingDifference) {
 
 // holdingReason says what each holding difference means, in a limit.
 var holdingReason = map[HoldingDifference]string{
-	HoldingUnknownMembersDropped: "unknown members are not kept",
-	HoldingReferenceAsOpaque:     "reference blocks are kept as opaque provider data",
-	HoldingToolTextAsCustom:      "tool-role text messages are kept with the role custom",
-	HoldingProvenanceSource:      "the provenance source is the runtime's own legal one",
+	HoldingUnknownMembersDropped:    "unknown members are not kept",
+	HoldingReferenceAsOpaque:        "reference blocks are kept as opaque provider data",
+	HoldingToolTextAsCustom:         "tool-role text messages are kept with the role custom",
+	HoldingProvenanceSource:         "the provenance source is the runtime's own legal one",
+	HoldingRuntimeIDDropped:         "provenance.runtimeId is not kept on pi-session messages",
+	HoldingOriginalRoleRewritten:    "provenance.originalRole is the runtime's own role name",
+	HoldingTokenEstimateDerived:     "tokenEstimate is the runtime's own estimate",
+	HoldingAtomicDerived:            "flags.atomic is derived from the message's tool blocks",
+	HoldingCreatedAtAssigned:        "a message without createdAt is given the time of its entry",
+	HoldingCreatedAtWholeMillis:     "createdAt is kept in whole milliseconds",
+	HoldingAssistantModelFilled:     "an assistant message without provider or model gets the instance's",
+	HoldingNonAssistantModelDropped: "provider and model are kept on assistant messages only",
+}
+
+// holdingLimits returns the holding differences hs as limits, for their
+// names.
+func holdingLimits(hs []HoldingDifference) []Limit {
+	out := make([]Limit, len(hs))
+	for i, h := range hs {
+		out[i] = Limit{Holding: h}
+	}
+	return out
 }
 
 // list returns the limits in rank order.

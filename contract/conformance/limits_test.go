@@ -1,10 +1,13 @@
 package conformance_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -235,21 +238,23 @@ func referenceAsOpaque(m *contract.Message) {
 	}
 }
 
+// piHolding is correct() holding every history as DS4's Pi runtime does
+// (mutants.HoldLikePi), refusing what Pi cannot hold.
+func piHolding(slips bool) conformance.Factory {
+	return conformance.NewFactory("pi", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		msgs, err := mutants.HoldLikePi(setup.Fixture.Model, setup.Fixture.Messages, slips)
+		if err != nil {
+			return conformance.Instance{}, err
+		}
+		setup.Fixture.Messages = msgs
+		inst, err := correct().Create(ctx, setup)
+		inst.Held = contract.CloneMessages(msgs)
+		return inst, err
+	})
+}
+
 func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
-	pi := eachMessage(func(m *contract.Message) { m.Provenance.Source = contract.SourcePiSession })
-	piShell := func(ms []contract.Message) {
-		pi(ms)
-		eachMessage(mutants.DropUnknown)(ms)
-		eachMessage(referenceAsOpaque)(ms)
-		eachMessage(func(m *contract.Message) {
-			if m.Role == contract.RoleTool && !slices.ContainsFunc(m.Blocks, func(b contract.Block) bool {
-				return b.Type() == contract.BlockToolCall || b.Type() == contract.BlockToolResult
-			}) {
-				m.Role = contract.RoleCustom
-			}
-		})(ms)
-	}
-	rep := conformance.RunChecks(ctx, holding(piShell), conformance.WithSeed(11), conformance.WithHistories(40))
+	rep := conformance.RunChecks(ctx, piHolding(false), conformance.WithSeed(11), conformance.WithHistories(60))
 	_, failedN, _ := rep.Counts()
 	if !rep.Passed {
 		for _, c := range rep.Checks {
@@ -260,18 +265,83 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 		t.Fatalf("%d checks failed", failedN)
 	}
 	var names []conformance.HoldingDifference
+	var refused []gen.Family
 	for _, l := range rep.Limits {
-		names = append(names, l.Holding)
+		if l.Holding != "" {
+			names = append(names, l.Holding)
+		} else {
+			refused = append(refused, l.Family)
+		}
 	}
 	if !slices.Equal(names, conformance.HoldingDifferences()) {
 		t.Fatalf("limits %+v: want every holding difference", rep.Limits)
 	}
+	// A history holding several of them is refused for the first.
+	if len(refused) < 3 || slices.ContainsFunc(refused, func(f gen.Family) bool { return !slices.Contains(mutants.PiRefuses, f) }) {
+		t.Fatalf("refused %v, want families of %v", refused, mutants.PiRefuses)
+	}
 	for _, c := range rep.Checks {
-		if c.ID == conformance.CaseCanonicalHistory && (len(c.Limits) != 1 || c.Limits[0].Holding != conformance.HoldingProvenanceSource || c.Limits[0].Count != 1) {
-			t.Fatalf("canonical-history limits %+v: the fixture holds a provenance source only", c.Limits)
+		if c.ID != conformance.CaseCanonicalHistory {
+			continue
+		}
+		// The fixture: no createdAt, no provider or model anywhere, no
+		// unknown member, no reference.
+		want := []conformance.HoldingDifference{conformance.HoldingProvenanceSource, conformance.HoldingRuntimeIDDropped,
+			conformance.HoldingOriginalRoleRewritten, conformance.HoldingTokenEstimateDerived, conformance.HoldingAtomicDerived,
+			conformance.HoldingCreatedAtAssigned, conformance.HoldingAssistantModelFilled}
+		var got []conformance.HoldingDifference
+		for _, l := range c.Limits {
+			if l.Count != 1 {
+				t.Errorf("canonical-history limit %+v: one history", l)
+			}
+			got = append(got, l.Holding)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("canonical-history limits %v, want %v", got, want)
 		}
 	}
+}
 
+// Pi's converter slips are no holding differences: a history with an
+// empty provider, an empty image member or the flags pinned, localOnly
+// and synthetic fails, naming each slipped member, while the holding
+// differences found are still shown.
+func TestPiSlipsFail(t *testing.T) {
+	r := projection(piHolding(true), conformance.WithHistories(60))
+	if r.Status != conformance.StatusFail {
+		t.Fatalf("projection %s: the slips pass", r.Status)
+	}
+	for _, want := range []string{"flags.pinned: present expected, absent got", "flags.localOnly", "(held differently otherwise: "} {
+		if !strings.Contains(r.Failure.Actual, want) {
+			t.Errorf("failure %q does not say %q", r.Failure.Actual, want)
+		}
+	}
+	if len(r.Limits) == 0 {
+		t.Errorf("a failing projection shows no limits")
+	}
+	for _, m := range []func(contract.Message) contract.Message{
+		func(m contract.Message) contract.Message { m.Provider = new(""); return m },
+		func(m contract.Message) contract.Message {
+			m.Blocks = append(m.Blocks, &contract.ImageBlock{MimeType: new(""), Data: new("")})
+			return m
+		},
+	} {
+		msgs := conformance.NewFixture().Messages
+		msgs[3] = m(msgs[3])
+		err := conformance.CheckHistory(ctx, piHolding(true), msgs)
+		var f *conformance.Failure
+		if !errorsAs(err, &f) || !strings.Contains(f.Rule, "differs from the one it was given only in the holding differences") {
+			t.Fatalf("an empty string dropped: CheckHistory = %v", err)
+		}
+		if err := conformance.CheckHistory(ctx, piHolding(false), msgs); err != nil {
+			t.Fatalf("without the slips: %v", err)
+		}
+	}
+}
+
+// A held history differing outside the vocabulary fails canonical-history,
+// in-order and projection; the other checks compare with what is held.
+func TestHeldHistoriesDifferingOutsideTheVocabularyFail(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		hold   func(ms []contract.Message)
@@ -283,7 +353,7 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 					m.Blocks[i] = &contract.TextBlock{Text: strings.ToUpper(tb.Text) + "!", Extra: tb.Extra}
 				}
 			}
-		}), "block #0 (text): content differs"},
+		}), "blocks[0].text: 30 bytes expected, 31 got"},
 		{"role", eachMessage(func(m *contract.Message) { m.Role = contract.RoleUser }), "role"},
 		{"reordered", func(ms []contract.Message) { ms[0], ms[1] = ms[1], ms[0] }, "held as"},
 		{"tool result", eachMessage(func(m *contract.Message) {
@@ -292,8 +362,8 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 					m.Blocks[i] = &contract.ToolResultBlock{ToolCallID: r.ToolCallID, ToolName: r.ToolName, Content: r.Content + " ", IsError: r.IsError}
 				}
 			}
-		}), "(toolResult): content differs"},
-		{"created", eachMessage(func(m *contract.Message) { m.CreatedAt = new(float64(1)) }), "createdAt differs"},
+		}), "blocks[0].content: 26 bytes expected, 27 got"},
+		{"created", eachMessage(func(m *contract.Message) { m.CreatedAt = new(1.5) }), "createdAt: absent expected, present got"},
 		{"dropped", func(ms []contract.Message) {}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,11 +399,44 @@ func TestHeldHistoriesDifferOnlyInTheVocabulary(t *testing.T) {
 	}
 }
 
-// historyHolding returns a generated history holding family f.
+// picks holds the predicates of historyWith, by the pseudo-family it
+// names.
+var picks = map[gen.Family]func(ms []contract.Message) bool{}
+
+// historyWith names a pseudo-family for historyHolding: the histories
+// pick is true of.
+func historyWith(pick func(ms []contract.Message) bool) gen.Family {
+	f := gen.Family("pick-" + strconv.Itoa(len(picks)))
+	picks[f] = pick
+	return f
+}
+
+// anyWith names a pseudo-family for historyHolding: the histories with a
+// message pick is true of.
+func anyWith(pick func(m *contract.Message) bool) gen.Family {
+	return historyWith(func(ms []contract.Message) bool {
+		return slices.ContainsFunc(ms, func(m contract.Message) bool { return pick(&m) })
+	})
+}
+
+func toolMessage(m *contract.Message) bool {
+	return slices.ContainsFunc(m.Blocks, func(b contract.Block) bool {
+		return b.Type() == contract.BlockToolCall || b.Type() == contract.BlockToolResult
+	})
+}
+
+// historyHolding returns a generated history holding family f, or one
+// holding a message that f's pick (anyWith) is true of.
 func historyHolding(t *testing.T, f gen.Family) []contract.Message {
 	t.Helper()
 	for seed := range 500 {
 		ms := gen.HistoryWithout(conformance.FixtureRuntimeID, conformance.FixtureSessionID, gen.FamilyLongHistory).Example(seed)
+		if pick := picks[f]; pick != nil {
+			if pick(ms) {
+				return ms
+			}
+			continue
+		}
 		if !slices.Contains(gen.FamiliesOf(ms), f) {
 			continue
 		}
@@ -369,7 +472,7 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		family gen.Family
+		family gen.Family // a history holding it, or one anyWith picks
 		hold   func(ms []contract.Message)
 		want   conformance.HoldingDifference // "" when the held history must fail
 	}{
@@ -412,6 +515,90 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 				m.Blocks[k] = &c
 			})
 		}, ""},
+		{"runtime id dropped under pi-session", gen.FamilyThinking, eachMessage(func(m *contract.Message) {
+			m.Provenance.Source, m.Provenance.RuntimeID = contract.SourcePiSession, nil
+		}), conformance.HoldingRuntimeIDDropped},
+		{"runtime id dropped under runtime-session", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Provenance.RuntimeID = nil }), ""},
+		{"original role rewritten", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Provenance.OriginalRole = new("pi-" + string(m.Role)) }),
+			conformance.HoldingOriginalRoleRewritten},
+		{"original role blank", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Provenance.OriginalRole = new(" ") }), ""},
+		{"original role dropped", anyWith(func(m *contract.Message) bool { return m.Provenance.OriginalRole != nil }),
+			eachMessage(func(m *contract.Message) { m.Provenance.OriginalRole = nil }), ""},
+		{"two original role names for one role", gen.FamilyThinking, func(ms []contract.Message) {
+			for i := range ms {
+				ms[i].Provenance.OriginalRole = new(string(ms[i].Role) + strconv.Itoa(i))
+			}
+		}, ""},
+		{"token estimate derived", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.TokenEstimate = new(float64(len(m.Blocks))) }),
+			conformance.HoldingTokenEstimateDerived},
+		{"token estimate changed but not added", historyWith(func(ms []contract.Message) bool {
+			has := func(m contract.Message) bool { return m.TokenEstimate != nil }
+			return slices.ContainsFunc(ms, has) && slices.ContainsFunc(ms, func(m contract.Message) bool { return !has(m) })
+		}), eachMessage(func(m *contract.Message) {
+			if m.TokenEstimate != nil {
+				m.TokenEstimate = new(*m.TokenEstimate + 1)
+			}
+		}), ""},
+		{"token estimate fractional", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.TokenEstimate = new(2.5) }), ""},
+		{"token estimate negative", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.TokenEstimate = new(-1.0) }), ""},
+		{"atomic derived", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Flags.Atomic = new(toolMessage(m)) }),
+			conformance.HoldingAtomicDerived},
+		{"atomic everywhere", gen.FamilyThinking, eachMessage(func(m *contract.Message) { m.Flags.Atomic = new(true) }), ""},
+		{"created at assigned", anyWith(func(m *contract.Message) bool { return m.CreatedAt == nil }), func(ms []contract.Message) {
+			for i := range ms {
+				if ms[i].CreatedAt == nil {
+					ms[i].CreatedAt = new(float64(1_767_225_600_000 + i))
+				}
+			}
+		}, conformance.HoldingCreatedAtAssigned},
+		{"created at assigned a fraction", anyWith(func(m *contract.Message) bool { return m.CreatedAt == nil }), eachMessage(func(m *contract.Message) {
+			if m.CreatedAt == nil {
+				m.CreatedAt = new(0.5)
+			}
+		}), ""},
+		{"created at assigned beyond the clock", anyWith(func(m *contract.Message) bool { return m.CreatedAt == nil }), eachMessage(func(m *contract.Message) {
+			if m.CreatedAt == nil {
+				m.CreatedAt = new(gen.MaxDateMillis + 1)
+			}
+		}), ""},
+		{"created at in whole milliseconds", anyWith(func(m *contract.Message) bool { return m.CreatedAt != nil && *m.CreatedAt != math.Trunc(*m.CreatedAt) }),
+			eachMessage(func(m *contract.Message) {
+				if m.CreatedAt != nil && math.Abs(*m.CreatedAt) <= gen.MaxDateMillis {
+					m.CreatedAt = new(math.Trunc(*m.CreatedAt))
+				}
+			}), conformance.HoldingCreatedAtWholeMillis},
+		{"created at a millisecond off", anyWith(func(m *contract.Message) bool { return m.CreatedAt != nil }), eachMessage(func(m *contract.Message) {
+			if m.CreatedAt != nil {
+				m.CreatedAt = new(math.Trunc(*m.CreatedAt) + 1)
+			}
+		}), ""},
+		{"assistant model filled", anyWith(func(m *contract.Message) bool { return m.Role == contract.RoleAssistant && m.Provider == nil }),
+			eachMessage(func(m *contract.Message) {
+				if m.Role == contract.RoleAssistant {
+					m.Provider = cmp.Or(m.Provider, new(conformance.FixtureProvider))
+					m.Model = cmp.Or(m.Model, new(conformance.FixtureModelID))
+				}
+			}), conformance.HoldingAssistantModelFilled},
+		{"assistant model filled with another", anyWith(func(m *contract.Message) bool { return m.Role == contract.RoleAssistant && m.Provider == nil }),
+			eachMessage(func(m *contract.Message) {
+				if m.Role == contract.RoleAssistant && m.Provider == nil {
+					m.Provider = new("another")
+				}
+			}), ""},
+		{"assistant empty provider filled", anyWith(func(m *contract.Message) bool { return m.Role == contract.RoleAssistant && m.Provider != nil && *m.Provider == "" }),
+			eachMessage(func(m *contract.Message) {
+				if m.Role == contract.RoleAssistant && m.Provider != nil && *m.Provider == "" {
+					m.Provider = new(conformance.FixtureProvider)
+				}
+			}), ""},
+		{"other roles' model dropped", anyWith(func(m *contract.Message) bool { return m.Role != contract.RoleAssistant && (m.Provider != nil || m.Model != nil) }),
+			eachMessage(func(m *contract.Message) {
+				if m.Role != contract.RoleAssistant {
+					m.Provider, m.Model = nil, nil
+				}
+			}), conformance.HoldingNonAssistantModelDropped},
+		{"assistant model dropped", anyWith(func(m *contract.Message) bool { return m.Role == contract.RoleAssistant && m.Provider != nil }),
+			eachMessage(func(m *contract.Message) { m.Provider, m.Model = nil, nil }), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msgs := historyHolding(t, tc.family)
@@ -426,7 +613,13 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 			if err != nil {
 				t.Fatalf("CheckHistory = %v", err)
 			}
-			r := projection(holding(tc.hold), conformance.WithHistories(8))
+			opts := []conformance.Option{conformance.WithHistories(8)}
+			if tc.want == conformance.HoldingCreatedAtWholeMillis {
+				// A time beyond the clock has no whole millisecond to
+				// hold: such a runtime refuses the family, or leaves it out.
+				opts = append(opts, conformance.WithoutFamilies(gen.FamilyCreatedAtOutOfRange))
+			}
+			r := projection(holding(tc.hold), opts...)
 			if r.Status != conformance.StatusPass || !slices.ContainsFunc(r.Limits, func(l conformance.Limit) bool { return l.Holding == tc.want && l.Count > 0 }) {
 				t.Fatalf("projection %s %+v, limits %+v; want %s counted", r.Status, r.Failure, r.Limits, tc.want)
 			}

@@ -378,6 +378,7 @@ func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.
 		return err
 	}
 	if s.heldErr != nil {
+		p.limits.addHolding(s.holding)
 		return s.heldErr
 	}
 	snap, err := s.Adapter().SnapshotHistory(ctx)

@@ -1,7 +1,6 @@
 package mutants
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -117,18 +116,22 @@ var refusalCatalogue = []Mutant{
 		limits: []gen.Family{gen.FamilyLongHistory},
 	},
 	{
-		// Allowed: a runtime holding histories as Pi does — its own
-		// provenance source, no unknown members, references as opaque
-		// provider data, tool-role text as custom messages — reports the
-		// history it holds, and passes with those limits.
-		Name: "holds-histories-like-pi", Breaks: "nothing: the holding differences of the vocabulary are allowed",
+		// Allowed: a runtime holding histories as DS4's Pi runtime does
+		// (every measured row of pi.md, its converter's slips excluded)
+		// reports the history it holds and refuses the families it
+		// cannot hold, and passes with those limits.
+		Name: "holds-histories-like-pi", Breaks: "nothing: the holding differences of the vocabulary and consistent refusals are allowed",
 		wrap: plain, holds: true,
-		before: func(setup *conformance.Setup) error {
-			for i := range setup.Fixture.Messages {
-				holdLikePi(&setup.Fixture.Messages[i])
-			}
-			return nil
-		},
+		before: holdLikePi(false),
+	},
+	{
+		// Pi's converter as it is: empty strings dropped and the flags
+		// pinned, localOnly and synthetic lost. The fixture has neither,
+		// so only generated histories show them.
+		Name: "holds-histories-like-pi-with-slips", Breaks: "a held history keeps an empty string and the flags pinned, localOnly and synthetic",
+		Fails: all(conformance.CheckProjection),
+		wrap:  plain, holds: true,
+		before: holdLikePi(true),
 	},
 	{
 		// Upper-cases text and drops unknown members, reporting the held
@@ -203,27 +206,16 @@ func byteOrderDiffers(ms []contract.Message) bool {
 	return false
 }
 
-// holdLikePi changes m as Pi holds it: every holding difference of the
-// vocabulary.
-func holdLikePi(m *contract.Message) {
-	m.Provenance.Source = contract.SourcePiSession
-	DropUnknown(m)
-	tool := false
-	for k, b := range m.Blocks {
-		switch b.Type() {
-		case contract.BlockToolCall, contract.BlockToolResult:
-			tool = true
-		case contract.BlockFileReference, contract.BlockArtifactReference, contract.BlockSummaryReference:
-			enc, err := contract.AppendMessageJSON(nil, &contract.Message{Blocks: []contract.Block{b}})
-			var v struct{ Blocks []json.RawMessage }
-			if err != nil || json.Unmarshal(enc, &v) != nil || len(v.Blocks) != 1 {
-				continue
-			}
-			m.Blocks[k] = &contract.OpaqueProviderBlock{OriginalType: new(string(b.Type())), Value: v.Blocks[0]}
+// holdLikePi returns a before hook holding the setup's history as Pi
+// does (HoldLikePi), or refusing it.
+func holdLikePi(slips bool) func(*conformance.Setup) error {
+	return func(setup *conformance.Setup) error {
+		msgs, err := HoldLikePi(setup.Fixture.Model, setup.Fixture.Messages, slips)
+		if err != nil {
+			return err
 		}
-	}
-	if m.Role == contract.RoleTool && !tool {
-		m.Role = contract.RoleCustom
+		setup.Fixture.Messages = msgs
+		return nil
 	}
 }
 
