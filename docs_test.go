@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/mutants"
 )
 
@@ -235,5 +236,38 @@ func TestDocsRuleTableNamesEveryCheckAndMutant(t *testing.T) {
 		if !named[m.Name] {
 			t.Errorf("docs/conformance.md: no rule of the rule table names the mutant %s", m.Name)
 		}
+	}
+}
+
+// TestDocsListTheVocabulary checks docs/conformance.md against the kit:
+// the sentence of shapes lists every family of gen.Families in order, and
+// the table of holding differences lists HoldingDifferences in order.
+func TestDocsListTheVocabulary(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("docs", "conformance.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	var names []string
+	for _, f := range gen.Families() {
+		names = append(names, "`"+string(f)+"`")
+	}
+	if list := strings.Join(names, ", "); !strings.Contains(strings.Join(strings.Fields(doc), " "), list) {
+		t.Errorf("docs/conformance.md does not list the families of gen.Families in order: %s", list)
+	}
+	var rows []string
+	for _, tb := range readTables(t, filepath.Join("docs", "conformance.md")) {
+		if len(tb.header) > 0 && tb.header[0] == "holding difference" {
+			for _, r := range tb.rows {
+				rows = append(rows, strings.Trim(r.cells[0], "`"))
+			}
+		}
+	}
+	var want []string
+	for _, h := range conformance.HoldingDifferences() {
+		want = append(want, string(h))
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("holding differences table lists %q, want %q", rows, want)
 	}
 }

@@ -585,13 +585,17 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 					m.Provider = new("another")
 				}
 			}), ""},
-		{"assistant empty provider filled", anyWith(func(m *contract.Message) bool { return m.Role == contract.RoleAssistant && m.Provider != nil && *m.Provider == "" }),
+		{"assistant empty provider filled", anyWith(func(m *contract.Message) bool {
+			return m.Role == contract.RoleAssistant && m.Provider != nil && *m.Provider == ""
+		}),
 			eachMessage(func(m *contract.Message) {
 				if m.Role == contract.RoleAssistant && m.Provider != nil && *m.Provider == "" {
 					m.Provider = new(conformance.FixtureProvider)
 				}
 			}), ""},
-		{"other roles' model dropped", anyWith(func(m *contract.Message) bool { return m.Role != contract.RoleAssistant && (m.Provider != nil || m.Model != nil) }),
+		{"other roles' model dropped", anyWith(func(m *contract.Message) bool {
+			return m.Role != contract.RoleAssistant && (m.Provider != nil || m.Model != nil)
+		}),
 			eachMessage(func(m *contract.Message) {
 				if m.Role != contract.RoleAssistant {
 					m.Provider, m.Model = nil, nil
