@@ -71,6 +71,28 @@ func (a *remoteAdapter) checked(err error) error {
 	return err
 }
 
+// answered reports whether a method without an error result got its
+// answer. When the adapter did not answer — the process cannot answer at
+// all (the connection broke: the bridge recorded adapter-process-failed),
+// or the request could not be sent (larger than the line bound) — it is
+// false, and the method returns the substitute its doc names. When the
+// adapter answered with an error (unknown-method included), or with a
+// result of the wrong shape, no substitute is honest, since the caller
+// would take it for the adapter's own: the method panics with that error (a
+// *RemoteError names the method and the remote code; unknown-method
+// matches contract.ErrNotImplemented), which the conformance checks report
+// as the method's failure.
+func answered(err error) bool {
+	var re *RemoteError
+	switch {
+	case err == nil:
+		return true
+	case errors.As(err, &re), errors.Is(err, ErrProtocol) && !errors.Is(err, ErrUnavailable):
+		panic(err)
+	}
+	return false
+}
+
 func (a *remoteAdapter) noteFailure() {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -92,34 +114,35 @@ func (a *remoteAdapter) record(d contract.Diagnostic) {
 
 func (a *remoteAdapter) params() instanceParams { return instanceParams{Instance: a.id} }
 
-// Identity implements contract.Adapter; a failed call returns the zero
-// Identity.
+// Identity implements contract.Adapter; when the process cannot answer it
+// returns the zero Identity, and an error answer panics (see answered).
 func (a *remoteAdapter) Identity() contract.Identity {
 	var id contract.Identity
-	if a.call(context.Background(), MethodIdentity, a.params(), &id) != nil {
+	if !answered(a.call(context.Background(), MethodIdentity, a.params(), &id)) {
 		return contract.Identity{}
 	}
 	return id
 }
 
-// CapabilityDeclarations implements contract.Adapter; a failed call returns
-// none.
+// CapabilityDeclarations implements contract.Adapter; when the process
+// cannot answer it returns none, and an error answer panics (see answered).
 func (a *remoteAdapter) CapabilityDeclarations() []contract.CapabilityDeclaration {
 	var ds []contract.CapabilityDeclaration
-	if a.call(context.Background(), MethodCapabilityDeclarations, a.params(), &ds) != nil {
+	if !answered(a.call(context.Background(), MethodCapabilityDeclarations, a.params(), &ds)) {
 		return nil
 	}
 	return ds
 }
 
-// NegotiateCapabilities implements contract.Adapter; a failed call returns
-// the zero Negotiation.
+// NegotiateCapabilities implements contract.Adapter; when the process
+// cannot answer it returns the zero Negotiation, and an error answer panics
+// (see answered).
 func (a *remoteAdapter) NegotiateCapabilities(requests []contract.CapabilityRequest) contract.Negotiation {
 	if requests == nil {
 		requests = []contract.CapabilityRequest{}
 	}
 	var n contract.Negotiation
-	if a.call(context.Background(), MethodNegotiateCapabilities, negotiateParams{Instance: a.id, Requests: requests}, &n) != nil {
+	if !answered(a.call(context.Background(), MethodNegotiateCapabilities, negotiateParams{Instance: a.id, Requests: requests}, &n)) {
 		return contract.Negotiation{}
 	}
 	return n
@@ -184,8 +207,8 @@ func (a *remoteAdapter) EnforcePrivacy(ctx context.Context, req contract.Privacy
 }
 
 // Complete implements contract.Adapter. When the adapter process cannot
-// answer — it exited, hung, broke the protocol or answered with an error —
-// the result is a fallback with code adapter-closed, not retryable: the
+// answer — it exited, hung or broke the protocol — the result is a fallback
+// with code adapter-closed, not retryable: the
 // process is gone (or no longer trusted), so the native runtime must take
 // over, and retrying through the same adapter cannot help. transport-failed
 // is not used: it promises a retry may succeed and blames the provider.
@@ -196,24 +219,30 @@ func (a *remoteAdapter) EnforcePrivacy(ctx context.Context, req contract.Privacy
 // answer for a context that ended, exactly what it gives in process. A
 // request whose context had ended before the call is sent too, and
 // cancelled at once.
+//
+// An adapter that answers complete with an error breaks the contract (a
+// completion never fails): Complete panics with that error, which names
+// the method and the remote code (see answered), rather than invent a
+// fallback the adapter did not give.
 func (a *remoteAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
 	var r contract.CompletionResult
-	if err := a.callAwaited(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r); err != nil {
+	if !answered(a.callAwaited(ctx, MethodComplete, a.payloadParams(req.Provider, req.Model, req.Payload), &r)) {
 		return contract.Fallback(contract.FallbackAdapterClosed, ReasonUnavailable, false)
 	}
 	return r
 }
 
 // Diagnostics implements contract.Adapter: the adapter's diagnostics, then
-// the bridge's own. When the call fails only the bridge's are returned.
+// the bridge's own. When the process cannot answer only the bridge's are
+// returned — adapter-process-failed among them, so the caller can tell; an
+// error answer panics (see answered).
 func (a *remoteAdapter) Diagnostics() []contract.Diagnostic {
 	var ds []contract.Diagnostic
-	err := a.call(context.Background(), MethodDiagnostics, a.params(), &ds)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if err != nil {
+	if !answered(a.call(context.Background(), MethodDiagnostics, a.params(), &ds)) {
 		ds = nil
 	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	return append(ds, a.local...)
 }
 

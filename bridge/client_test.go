@@ -144,15 +144,37 @@ func TestClientReportsAMalformedResult(t *testing.T) {
 	}
 }
 
-func TestCompleteAnsweredWithAnErrorFallsBack(t *testing.T) {
+// An error answer to a method without an error result is no answer the
+// method may invent one for: complete, diagnostics, identity, declarations
+// and negotiation panic with the remote error, which names the method and
+// the code (unknown-method matching contract.ErrNotImplemented), and the
+// connection survives.
+func TestMethodsAnsweredWithAnErrorSayIt(t *testing.T) {
 	checkGoroutines(t)
 	c, s := newScripted(t)
 	ctx := context.Background()
+	calls := []struct {
+		method, code string
+		call         func(a contract.Adapter)
+	}{
+		{MethodComplete, CodeAdapterError, func(a contract.Adapter) {
+			a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
+		}},
+		{MethodComplete, CodeUnknownMethod, func(a contract.Adapter) {
+			a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
+		}},
+		{MethodDiagnostics, CodeUnknownMethod, func(a contract.Adapter) { a.Diagnostics() }},
+		{MethodIdentity, CodeAdapterError, func(a contract.Adapter) { a.Identity() }},
+		{MethodCapabilityDeclarations, CodeUnknownMethod, func(a contract.Adapter) { a.CapabilityDeclarations() }},
+		{MethodNegotiateCapabilities, CodeUnknownMethod, func(a contract.Adapter) { a.NegotiateCapabilities(nil) }},
+	}
 	go func() {
 		env := s.read()
 		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
-		env = s.read()
-		s.write(`{"id":%d,"error":{"code":"adapter-error","message":"no completion today"}}`, env.ID)
+		for _, c := range calls {
+			env = s.read()
+			s.write(`{"id":%d,"error":{"code":%q,"message":"not today"}}`, env.ID, c.code)
+		}
 		env = s.read()
 		s.write(`{"id":%d,"result":{"runtimeId":"r","adapterName":"a","adapterVersion":"1","contractVersion":"runtime-adapter-v1"}}`, env.ID)
 	}()
@@ -160,9 +182,22 @@ func TestCompleteAnsweredWithAnErrorFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
-	if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || r.Retryable {
-		t.Fatalf("completion answered with an error: %+v, want a non-retryable adapter-closed fallback", r)
+	for _, call := range calls {
+		func() {
+			defer func() {
+				v := recover()
+				var re *RemoteError
+				err, _ := v.(error)
+				if !errors.As(err, &re) || re.Method != call.method || re.Code != call.code {
+					t.Errorf("%s answered %s: recovered %v, want the remote error", call.method, call.code, v)
+				}
+				if errors.Is(err, contract.ErrNotImplemented) != (call.code == CodeUnknownMethod) {
+					t.Errorf("%s answered %s: errors.Is(contract.ErrNotImplemented) = %t", call.method, call.code, !(call.code == CodeUnknownMethod))
+				}
+			}()
+			call.call(inst.Adapter)
+			t.Errorf("%s answered %s returned as if answered", call.method, call.code)
+		}()
 	}
 	if id := inst.Adapter.Identity(); id.AdapterName != "a" {
 		t.Fatalf("the connection did not survive an error answer: %+v", id)

@@ -3,6 +3,8 @@ package bridge
 import (
 	"errors"
 	"unicode/utf8"
+
+	"github.com/ds4context/adapterkit/contract"
 )
 
 // Errors the bridge returns; test them with errors.Is. Every error that ends
@@ -48,9 +50,11 @@ func (e *RemoteError) Error() string {
 	return s
 }
 
-// Is makes an unsupported-version response match ErrUnsupportedVersion.
+// Is makes an unsupported-version response match ErrUnsupportedVersion, and
+// an unknown-method response contract.ErrNotImplemented.
 func (e *RemoteError) Is(target error) bool {
-	return target == ErrUnsupportedVersion && e.Code == CodeUnsupportedVersion
+	return target == ErrUnsupportedVersion && e.Code == CodeUnsupportedVersion ||
+		target == contract.ErrNotImplemented && e.Code == CodeUnknownMethod
 }
 
 // maxMessage bounds the length of an error message the bridge forwards.

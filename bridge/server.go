@@ -130,6 +130,10 @@ func invalidParams(method string) *WireError {
 func (st *serverState) handle(ctx context.Context, method string, params json.RawMessage) (res any, werr *WireError) {
 	defer func() {
 		if v := recover(); v != nil {
+			if err, ok := v.(error); ok && errors.Is(err, contract.ErrNotImplemented) {
+				res, werr = nil, &WireError{Code: CodeUnknownMethod, Message: clip(method + " is not implemented")}
+				return
+			}
 			res, werr = nil, &WireError{Code: CodeAdapterPanicked, Message: clip(fmt.Sprintf("%s panicked: %v", method, v))}
 		}
 	}()
@@ -255,7 +259,12 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// adapterError answers an adapter method's error: unknown-method when the
+// adapter does not implement the method (contract.ErrNotImplemented).
 func adapterError(err error) *WireError {
+	if errors.Is(err, contract.ErrNotImplemented) {
+		return &WireError{Code: CodeUnknownMethod, Message: clip(err.Error())}
+	}
 	return &WireError{Code: CodeAdapterError, Message: clip(err.Error())}
 }
 

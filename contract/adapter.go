@@ -3,7 +3,16 @@ package contract
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
+
+// ErrNotImplemented is what an adapter method returns when the adapter does
+// not implement it (a method without an error result panics with an error
+// wrapping it). An adapter process that answers the bridge's unknown-method
+// error reaches the harness so. The conformance checks name such a method
+// in every check that calls it, and no check passes on it: an adapter that
+// does not implement a method of the contract does not conform.
+var ErrNotImplemented = errors.New("contract: method not implemented")
 
 // ModelDescriptor describes the selected provider model and its limits.
 type ModelDescriptor struct {

@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -21,6 +23,35 @@ type callTimeout struct {
 
 func (t *callTimeout) Error() string {
 	return fmt.Sprintf("%s did not return within %s", t.method, t.bound)
+}
+
+// methodFailure is an adapter method that failed where the contract gives
+// it no way to: a method without an error result that panicked with an
+// error (as a bridge client does when the adapter process answers an
+// error), or any method answering contract.ErrNotImplemented. The check
+// runner turns it into an error naming the method; no check passes on it.
+type methodFailure struct {
+	method string
+	err    error
+}
+
+func (m *methodFailure) Error() string {
+	if m.notImplemented() {
+		return m.method + " is not implemented: " + scrub(m.err.Error())
+	}
+	return m.method + " failed: " + scrub(m.err.Error())
+}
+
+func (m *methodFailure) Unwrap() error { return m.err }
+
+func (m *methodFailure) notImplemented() bool { return errors.Is(m.err, contract.ErrNotImplemented) }
+
+// rule is the rule a methodFailure breaks.
+func (m *methodFailure) rule() string {
+	if m.notImplemented() {
+		return "an adapter implements every method of runtime-adapter-v1 (it answered " + m.method + " with contract.ErrNotImplemented, over the bridge unknown-method)"
+	}
+	return "an adapter method without an error result answers: it never fails (over the bridge: it never answers an error)"
 }
 
 // bounded runs f, an adapter call named method, and waits at most bound for
@@ -51,13 +82,46 @@ func bounded(method string, bound time.Duration, f func()) {
 	}
 }
 
+// answers runs f, a call of the adapter method method, which has no error
+// result: a panic with an error that is not a runtime error — what a
+// bridge client does when the adapter process answers an error — is
+// re-raised as a *methodFailure naming method.
+func answers(method string, f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			if err, ok := v.(error); ok {
+				var re runtime.Error
+				var mf *methodFailure
+				if !errors.As(err, &re) && !errors.As(err, &mf) {
+					v = &methodFailure{method: method, err: err}
+				}
+			}
+			panic(v)
+		}
+	}()
+	f()
+}
+
+// notImplemented panics with a *methodFailure when err says the adapter
+// does not implement method, so that no check takes it for the error the
+// contract asks for (a read after shutdown, a payload failing closed).
+func notImplemented(method string, err error) error {
+	if err != nil && errors.Is(err, contract.ErrNotImplemented) {
+		panic(&methodFailure{method: method, err: err})
+	}
+	return err
+}
+
 // recovered describes what a goroutine of a check recovered from its
 // adapter calls: a call that did not return within its bound says so (the
 // bound panics with it), anything else is a panic of the adapter, written
 // after panicked.
 func recovered(v any, panicked string) string {
-	if to, ok := v.(*callTimeout); ok {
-		return to.Error()
+	switch v := v.(type) {
+	case *callTimeout:
+		return v.Error()
+	case *methodFailure:
+		return v.Error()
 	}
 	return panicked + Redact(fmt.Sprint(v))
 }
@@ -79,7 +143,7 @@ type boundedAdapter struct {
 }
 
 func callBounded[T any](b *boundedAdapter, method string, f func() T) (out T) {
-	bounded(method, b.bound, func() { out = f() })
+	bounded(method, b.bound, func() { answers(method, func() { out = f() }) })
 	return out
 }
 
@@ -87,7 +151,7 @@ func callBoundedCtx[T any](ctx context.Context, b *boundedAdapter, method string
 	ctx, cancel := boundedContext(ctx, b.bound)
 	defer cancel()
 	bounded(method, b.bound, func() { out, err = f(ctx) })
-	return out, err
+	return out, notImplemented(method, err)
 }
 
 func (b *boundedAdapter) Identity() contract.Identity {
@@ -125,8 +189,9 @@ func (b *boundedAdapter) EnforcePrivacy(ctx context.Context, req contract.Privac
 }
 
 func (b *boundedAdapter) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
-	r, _ := callBoundedCtx(ctx, b, "Complete", func(ctx context.Context) (contract.CompletionResult, error) {
-		return b.inner.Complete(ctx, req), nil
+	r, _ := callBoundedCtx(ctx, b, "Complete", func(ctx context.Context) (r contract.CompletionResult, _ error) {
+		answers("Complete", func() { r = b.inner.Complete(ctx, req) })
+		return r, nil
 	})
 	return r
 }
@@ -185,5 +250,5 @@ func (p *boundedPort) Embed(ctx context.Context, texts []string) (vecs [][]float
 	ctx, cancel := boundedContext(ctx, p.bound)
 	defer cancel()
 	bounded("EmbeddingPort().Embed", p.bound, func() { vecs, err = p.inner.Embed(ctx, texts) })
-	return vecs, err
+	return vecs, notImplemented("EmbeddingPort().Embed", err)
 }

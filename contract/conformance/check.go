@@ -122,8 +122,10 @@ const (
 	codeThrew           = "-threw"
 )
 
-// brokenRule is a check that found the adapter breaking a rule.
-type brokenRule struct{ rule, expected, actual string }
+// brokenRule is a check that found the adapter breaking a rule. kind, when
+// set, says which difference it observed in a few metadata words, so that
+// a check counting failures over many inputs counts each kind once.
+type brokenRule struct{ rule, expected, actual, kind string }
 
 func (b *brokenRule) Error() string { return b.rule }
 
@@ -148,6 +150,11 @@ func broken(rule, expected, actual string) error {
 	return &brokenRule{rule: rule, expected: expected, actual: redactProbes(actual)}
 }
 
+// brokenKind is broken, naming the kind of difference observed.
+func brokenKind(kind, rule, expected, actual string) error {
+	return &brokenRule{rule: rule, expected: expected, actual: redactProbes(actual), kind: kind}
+}
+
 // failed wraps an unexpected adapter error for rule.
 func failed(rule string, err error) error { return &adapterError{rule: rule, err: err} }
 
@@ -167,7 +174,12 @@ func result(id string, err error) (Status, *Failure, string) {
 	var br *brokenRule
 	var ae *adapterError
 	var to *callTimeout
+	var mf *methodFailure
 	switch {
+	case errors.As(err, &mf):
+		f.Code = id + codeThrew
+		f.Rule, f.Expected, f.Actual = mf.rule(), mf.method+" answers", mf.Error()
+		return StatusError, f, ""
 	case errors.As(err, &br):
 		f.Code = id + codeAssertionFailed
 		f.Rule, f.Expected, f.Actual = br.rule, br.expected, br.actual
@@ -201,6 +213,10 @@ func guard(f func() error) (err error) {
 		if v := recover(); v != nil {
 			if to, ok := v.(*callTimeout); ok {
 				err = to
+				return
+			}
+			if mf, ok := v.(*methodFailure); ok {
+				err = mf
 				return
 			}
 			if ab, ok := v.(abort); ok {

@@ -50,6 +50,11 @@ func findDiagnosticsBound(ctx context.Context, s *Session, ceiling int) (bound, 
 		}
 		quiet += boundBatch
 		if quiet >= max(boundQuiet, high) {
+			if high == 0 {
+				// A list that never grows shows no bound.
+				return 0, calls, broken("a transport failure records completion-transport-failed (SPEC §9), so the list's bound can be seen",
+					"diagnostics recorded by failing completions", fmt.Sprintf("no diagnostic after %d failing completions", calls))
+			}
 			return high, calls, nil
 		}
 	}

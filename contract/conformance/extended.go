@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -134,14 +135,26 @@ func checkDiagnosticsPrivate(ctx context.Context, e *env) error {
 		return err
 	}
 	a, fx, tr := s.Adapter(), s.Fixture(), s.Transport()
-	_ = guard(func() error { return checkPrivacy(ctx, s) })
-	_ = guard(func() error { return checkFallback(ctx, s) })
+	// The cases' own failures are theirs to report; a method that failed
+	// is this check's too.
+	for _, c := range []func(context.Context, *Session) error{checkPrivacy, checkFallback} {
+		var mf *methodFailure
+		if err := guard(func() error { return c(ctx, s) }); errors.As(err, &mf) {
+			return mf
+		}
+	}
 	// A transport failure and a privacy failure on a payload holding the probes.
 	tr.FailNext()
 	a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: PrivacyPayload()})
 	tr.Disarm()
 	_, _ = a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: fx.Model.Provider, Payload: HostilePayload()})
-	for i, d := range a.Diagnostics() {
+	ds := a.Diagnostics()
+	if len(ds) == 0 {
+		// Nothing was looked at: the check does not pass on silence.
+		return broken("a transport failure records completion-transport-failed (SPEC §9), so diagnostics can be read for probes",
+			"at least one diagnostic after failing completions", "no diagnostic")
+	}
+	for i, d := range ds {
 		b, err := json.Marshal(d)
 		if err != nil || ContainsProbe(b) {
 			return broken("diagnostics are metadata only: they never hold payload text, prompts or secrets",

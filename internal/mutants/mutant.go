@@ -244,7 +244,7 @@ var catalogue = []Mutant{
 	},
 	{
 		Name: "no-diagnostic-on-transport-failure", Breaks: "a transport failure records completion-transport-failed",
-		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckModel),
+		Fails: all(conformance.CaseFallback, conformance.CheckInOrder, conformance.CheckFallbacks, conformance.CheckModel, conformance.CheckBoundedDiagnostics),
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticCompletionTransportFailed}
 		},
