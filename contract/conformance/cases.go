@@ -188,15 +188,15 @@ func checkSnapshot(snap *contract.HistorySnapshot, runtimeID, sessionID, root st
 	if snap.ProjectRoot != root {
 		return broken("the snapshot's projectRoot must be the trusted project root", q(root), q(snap.ProjectRoot))
 	}
-	if d := diffMessages(messages, snap.Messages); d != "" {
-		return broken("the snapshot holds the canonical messages — all of them, in history order, every member as the runtime holds it, unknown members included",
+	if d, kind := describeMessages(messages, snap.Messages); d != "" {
+		return brokenKind(prefixKinds("snapshot ", kind), "the snapshot holds the canonical messages — all of them, in history order, every member as the runtime holds it, unknown members included",
 			"the canonical messages", d)
 	}
 	if is := contract.ValidateHistorySnapshot(snap); len(is) > 0 {
-		return broken("the snapshot must validate (ValidateHistorySnapshot returns no issue)", "no issue", "issues "+qs(issueCodes(is)))
+		return brokenKind("snapshot issue "+string(is[0].Code), "the snapshot must validate (ValidateHistorySnapshot returns no issue)", "no issue", "issues "+qs(issueCodes(is)))
 	}
 	if d := diffGroups(contract.BuildToolAtomicGroups(messages), snap.ToolAtomicGroups); d != "" {
-		return broken("the snapshot's tool atomic groups are exactly BuildToolAtomicGroups of its messages (a set keyed by group id; the order inside a group is fixed)",
+		return brokenKind("snapshot groups", "the snapshot's tool atomic groups are exactly BuildToolAtomicGroups of its messages (a set keyed by group id; the order inside a group is fixed)",
 			"the derived groups", d)
 	}
 	return nil

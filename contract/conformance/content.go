@@ -2,7 +2,9 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +27,15 @@ import (
 // every differing member of the first differing message (up to
 // maxMemberDiffs) with the kinds and sizes of both sides.
 func diffMessages(want, got []contract.Message) string {
+	d, _ := describeMessages(want, got)
+	return d
+}
+
+// describeMessages is diffMessages, with the kinds of the differences it
+// describes, joined by ", ": member paths without indices
+// ("provenance.runtimeId", "blocks[].text"), or what is wrong with the
+// list of messages. Failures are counted by kind (see ProjectionRun).
+func describeMessages(want, got []contract.Message) (string, string) {
 	var wb, gb []byte
 	var wantAt, gotAt map[string]int
 	for i := range min(len(want), len(got)) {
@@ -34,10 +45,10 @@ func diffMessages(want, got []contract.Message) string {
 		}
 		var err error
 		if wb, err = contract.AppendMessageJSON(wb[:0], w); err != nil {
-			return fmt.Sprintf("message #%d: the canonical message has no wire form", i)
+			return fmt.Sprintf("message #%d: the canonical message has no wire form", i), "message without wire form"
 		}
 		if gb, err = contract.AppendMessageJSON(gb[:0], g); err != nil {
-			return fmt.Sprintf("message #%d%s", i, unencodable(g))
+			return fmt.Sprintf("message #%d%s", i, unencodable(g)), "message without wire form"
 		}
 		if bytes.Equal(wb, gb) {
 			continue
@@ -47,21 +58,21 @@ func diffMessages(want, got []contract.Message) string {
 				wantAt, gotAt = indexIDs(want), indexIDs(got)
 			}
 			if j, ok := gotAt[w.ID]; ok {
-				return fmt.Sprintf("message #%d: the snapshot holds it as message #%d (messages out of order; %d expected, %d got)", i, j, len(want), len(got))
+				return fmt.Sprintf("message #%d: the snapshot holds it as message #%d (messages out of order; %d expected, %d got)", i, j, len(want), len(got)), "messages out of order"
 			}
 			if k, ok := wantAt[g.ID]; ok {
-				return fmt.Sprintf("message #%d: missing from the snapshot, which holds expected message #%d in its place (%d expected, %d got)", i, k, len(want), len(got))
+				return fmt.Sprintf("message #%d: missing from the snapshot, which holds expected message #%d in its place (%d expected, %d got)", i, k, len(want), len(got)), "message missing"
 			}
 		}
 		return diffWire(i, wb, gb)
 	}
 	switch {
 	case len(want) > len(got):
-		return fmt.Sprintf("messages: %d expected, %d got (message #%d and after are missing)", len(want), len(got), len(got))
+		return fmt.Sprintf("messages: %d expected, %d got (message #%d and after are missing)", len(want), len(got), len(got)), "messages missing"
 	case len(want) < len(got):
-		return fmt.Sprintf("messages: %d expected, %d got (message #%d and after are not in the history)", len(want), len(got), len(want))
+		return fmt.Sprintf("messages: %d expected, %d got (message #%d and after are not in the history)", len(want), len(got), len(want)), "messages not in the history"
 	}
-	return ""
+	return "", ""
 }
 
 // sameMessage reports whether two messages certainly have the same wire
@@ -169,19 +180,20 @@ func unencodable(m *contract.Message) string {
 }
 
 // diffWire describes every difference between two messages' wire JSON,
-// member by member (at most maxMemberDiffs, then how many more).
-func diffWire(i int, want, got []byte) string {
+// member by member (at most maxMemberDiffs, then how many more), and gives
+// the kinds of all (their paths without indices, joined by ", ").
+func diffWire(i int, want, got []byte) (string, string) {
 	w, errW := jsonw.Parse(want)
 	g, errG := jsonw.Parse(got)
 	if errW == nil && errG == nil {
 		var d memberDiffs
 		diffValue(&d, scopeMessage, "", &w, &g)
 		if len(d.list) > 0 {
-			return fmt.Sprintf("message #%d", i) + d.String()
+			return fmt.Sprintf("message #%d", i) + d.String(), strings.Join(d.kinds, ", ")
 		}
 	}
 	// Equal trees always have equal wire forms; this is only a safeguard.
-	return fmt.Sprintf("message #%d: wire JSON of %d bytes expected, %d got", i, len(want), len(got))
+	return fmt.Sprintf("message #%d: wire JSON of %d bytes expected, %d got", i, len(want), len(got)), "message wire JSON"
 }
 
 // maxMemberDiffs bounds how many differing members of one message a
@@ -193,9 +205,16 @@ const maxMemberDiffs = 8
 type memberDiffs struct {
 	list []string
 	more int
+	kinds []string // the distinct paths of the differences, without indices
 }
 
+// indices matches the indices of a member path.
+var indices = regexp.MustCompile(`\[[0-9]+\]`)
+
 func (d *memberDiffs) add(path, what string) {
+	if k := cmp.Or(indices.ReplaceAllString(path, "[]"), "message"); !slices.Contains(d.kinds, k) {
+		d.kinds = append(d.kinds, k)
+	}
 	if len(d.list) == maxMemberDiffs {
 		d.more++
 		return
@@ -205,6 +224,15 @@ func (d *memberDiffs) add(path, what string) {
 		return
 	}
 	d.list = append(d.list, " "+path+": "+what)
+}
+
+// prefixKinds prefixes every kind of a ", "-joined list.
+func prefixKinds(prefix, kinds string) string {
+	parts := strings.Split(kinds, ", ")
+	for i := range parts {
+		parts[i] = prefix + parts[i]
+	}
+	return strings.Join(parts, ", ")
 }
 
 // String joins the differences: " a: x; b: y; and 2 more members differ".

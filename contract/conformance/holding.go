@@ -77,9 +77,11 @@ const (
 	HoldingCreatedAtAssigned HoldingDifference = "created-at-assigned"
 	// HoldingCreatedAtWholeMillis: a createdAt is held at a clock's
 	// precision: the whole millisecond less than one millisecond from the
-	// given value (3.5 held as 3 or 4), and every held createdAt is whole.
-	// A value beyond ±gen.MaxDateMillis has no such millisecond: a runtime
-	// holding times on a clock refuses gen.FamilyCreatedAtOutOfRange.
+	// given value (3.5 held as 3 or 4). A runtime may hold some messages'
+	// times so and others as given (Pi does so for its custom entries,
+	// whose time is an ISO timestamp). A value beyond ±gen.MaxDateMillis
+	// has no such millisecond: a runtime holding times on a clock refuses
+	// gen.FamilyCreatedAtOutOfRange.
 	HoldingCreatedAtWholeMillis HoldingDifference = "created-at-whole-ms"
 	// HoldingAssistantModelFilled: an assistant message given without
 	// provider or model is held with the instance's own (the fixture's
@@ -147,34 +149,40 @@ func (j *holdingJudge) differences() []HoldingDifference {
 func classifyHeld(model contract.ModelDescriptor, given, held []contract.Message) ([]HoldingDifference, *holdingJudge, error) {
 	j := newHoldingJudge(model)
 	if len(held) != len(given) {
-		return nil, j, broken(ruleHeld, fmt.Sprintf("%d messages held, one for each given", len(given)), fmt.Sprintf("%d messages held", len(held)))
+		return nil, j, brokenKind("held message count", ruleHeld, fmt.Sprintf("%d messages held, one for each given", len(given)), fmt.Sprintf("%d messages held", len(held)))
 	}
 	var failures []string
 	failedN := 0
-	fail := func(what string) {
+	var kinds []string
+	fail := func(what, ks string) {
 		failedN++
 		if len(failures) < maxHeldFailures {
 			failures = append(failures, what)
 		}
+		for _, k := range strings.Split(ks, ", ") {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
+			}
+		}
 	}
 	bad := make([]bool, len(given))
 	for i := range given {
-		if what := j.message(i, &given[i], &held[i]); what != "" {
+		if what, k := j.message(i, &given[i], &held[i]); what != "" {
 			bad[i] = true
-			fail(what)
+			fail(what, prefixKinds("held ", k))
 		}
 	}
 	// What the differences found require of every held message.
 	for i := range held {
 		if !bad[i] {
-			if what := j.consistent(i, &held[i], held); what != "" {
-				fail(what)
+			if what, h := j.consistent(i, &held[i], held); what != "" {
+				fail(what, "held otherwise than "+string(h)+" requires")
 			}
 		}
 	}
 	if failedN == 0 {
 		if d := diffGroups(contract.BuildToolAtomicGroups(given), contract.BuildToolAtomicGroups(held)); d != "" {
-			return j.differences(), j, broken(ruleHeld, "the tool atomic groups of the given history", "the held history's groups: "+d)
+			return j.differences(), j, brokenKind("held groups", ruleHeld, "the tool atomic groups of the given history", "the held history's groups: "+d)
 		}
 		return j.differences(), j, nil
 	}
@@ -185,17 +193,18 @@ func classifyHeld(model contract.ModelDescriptor, given, held []contract.Message
 	if ds := j.differences(); len(ds) > 0 {
 		actual += " (held differently otherwise: " + LimitNames(holdingLimits(ds)) + ")"
 	}
-	return j.differences(), j, broken(ruleHeld, "every message held as given, up to the holding differences of the vocabulary", actual)
+	return j.differences(), j, brokenKind(strings.Join(kinds, ", "), ruleHeld, "every message held as given, up to the holding differences of the vocabulary", actual)
 }
 
 // message compares message i as given (g) and held (h): it applies to a
 // copy of g every holding difference h shows by its rule, records each in
 // j.found, and then requires the copy to equal h, wire JSON byte for byte.
-// It returns "" or every member in which they differ.
-func (j *holdingJudge) message(i int, g, h *contract.Message) string {
+// It returns "" or every member in which they differ, and the kind of
+// the first difference.
+func (j *holdingJudge) message(i int, g, h *contract.Message) (string, string) {
 	at := fmt.Sprintf("message #%d (id %s)", i, q(g.ID))
 	if h.ID != g.ID {
-		return at + " held as " + q(h.ID) + ", not under its id in history order"
+		return at + " held as " + q(h.ID) + ", not under its id in history order", "message id"
 	}
 	n := contract.CloneMessage(g)
 	j.provenance(&n, h)
@@ -208,16 +217,17 @@ func (j *holdingJudge) message(i int, g, h *contract.Message) string {
 	j.unknownAndReferences(&n, h)
 	want, err := contract.AppendMessageJSON(nil, &n)
 	if err != nil {
-		return at + ": the given message does not encode"
+		return at + ": the given message does not encode", "message without wire form"
 	}
 	got, err := contract.AppendMessageJSON(nil, h)
 	if err != nil {
-		return at + ": the held message does not encode: " + scrub(err.Error())
+		return at + ": the held message does not encode: " + scrub(err.Error()), "message without wire form"
 	}
 	if bytes.Equal(want, got) {
-		return ""
+		return "", ""
 	}
-	return strings.Replace(diffWire(i, want, got), fmt.Sprintf("message #%d", i), at, 1)
+	d, kind := diffWire(i, want, got)
+	return strings.Replace(d, fmt.Sprintf("message #%d", i), at, 1), kind
 }
 
 // provenance applies provenance-source, runtime-id-dropped and
@@ -322,8 +332,9 @@ func (j *holdingJudge) unknownAndReferences(n, h *contract.Message) {
 // consistent checks what the holding differences found require of the
 // held message h (#i of held): each is a rule of the whole held history,
 // so a runtime that shows one holds every message so. It returns "" or
-// what h breaks.
-func (j *holdingJudge) consistent(i int, h *contract.Message, held []contract.Message) string {
+// what h breaks, and the first holding difference whose requirement it
+// breaks.
+func (j *holdingJudge) consistent(i int, h *contract.Message, held []contract.Message) (string, HoldingDifference) {
 	var broke []string
 	if j.found[HoldingUnknownMembersDropped] && slices.Contains(gen.FamiliesOf(held[i:i+1]), gen.FamilyUnknownMembers) {
 		broke = append(broke, string(HoldingUnknownMembersDropped)+": unknown members dropped elsewhere and kept here")
@@ -347,9 +358,6 @@ func (j *holdingJudge) consistent(i int, h *contract.Message, held []contract.Me
 	if j.found[HoldingCreatedAtAssigned] && h.CreatedAt == nil {
 		broke = append(broke, string(HoldingCreatedAtAssigned)+": createdAt absent")
 	}
-	if j.found[HoldingCreatedAtWholeMillis] && h.CreatedAt != nil && !clockTime(*h.CreatedAt) {
-		broke = append(broke, string(HoldingCreatedAtWholeMillis)+": createdAt "+formatNumber(*h.CreatedAt)+" is no clock's time")
-	}
 	if j.found[HoldingAssistantModelFilled] && h.Role == contract.RoleAssistant && (h.Provider == nil || h.Model == nil) {
 		broke = append(broke, string(HoldingAssistantModelFilled)+": an assistant message without provider or model")
 	}
@@ -357,9 +365,9 @@ func (j *holdingJudge) consistent(i int, h *contract.Message, held []contract.Me
 		broke = append(broke, string(HoldingNonAssistantModelDropped)+fmt.Sprintf(": a %s message with provider or model", q(string(h.Role))))
 	}
 	if len(broke) == 0 {
-		return ""
+		return "", ""
 	}
-	return fmt.Sprintf("message #%d (id %s): %s", i, q(h.ID), strings.Join(broke, "; "))
+	return fmt.Sprintf("message #%d (id %s): %s", i, q(h.ID), strings.Join(broke, "; ")), HoldingDifference(strings.SplitN(broke[0], ":", 2)[0])
 }
 
 // estimate reports whether v is a token estimate a runtime derives: a
@@ -505,7 +513,11 @@ func (s *Session) asHeld(want, got []contract.Message, from int) []contract.Mess
 	out := slices.Clone(want)
 	for i := from; i < len(out) && i < len(got); i++ {
 		before := s.judge.clone()
-		if s.judge.message(i, &out[i], &got[i]) != "" || s.judge.consistent(i, &got[i], got) != "" {
+		if d, _ := s.judge.message(i, &out[i], &got[i]); d != "" {
+			*s.judge = before
+			continue
+		}
+		if d, _ := s.judge.consistent(i, &got[i], got); d != "" {
 			*s.judge = before
 			continue
 		}

@@ -1,11 +1,13 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
@@ -36,11 +38,110 @@ func checkProjection(ctx context.Context, e *env) error {
 	for seed := 1; seed <= n; seed++ {
 		fx := NewFixture()
 		msgs := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...).Example(seed)
-		if _, err := p.check(ctx, e, fmt.Sprintf("generated history seed %d", seed), msgs); err != nil {
+		// A history that fails is counted by the kind of its first
+		// difference, and the run goes on: the verdict tells everything
+		// the run saw.
+		if _, err := p.check(ctx, e, fmt.Sprintf("generated history seed %d", seed), msgs); err != nil && !p.failures.add(err) {
 			return err
 		}
 	}
 	return p.verdict(ctx, e)
+}
+
+// Bounds of what a projection verdict shows of its failures: how many
+// kinds, and how much of each kind's first failure.
+const (
+	maxFailureKinds  = 6
+	maxFailureDetail = 600
+)
+
+// projectionFailures counts the histories of a projection run that
+// failed, by rule and by kind: a history showing several kinds of
+// difference (brokenRule.kind) counts once for each.
+type projectionFailures struct {
+	kinds []failureKind
+	n     int
+}
+
+// failureKind is one kind of failure: the first one seen, and how many
+// histories showed it.
+type failureKind struct {
+	rule, kind string
+	first      *brokenRule
+	count      int
+}
+
+// add counts err, the failure of one history, and reports whether it is a
+// failure of that history alone (a broken rule): any other error — the
+// adapter failing, the factory failing — ends the run.
+func (f *projectionFailures) add(err error) bool {
+	var br *brokenRule
+	if !errors.As(err, &br) {
+		return false
+	}
+	f.n++
+next:
+	for _, kind := range strings.Split(br.kind, ", ") {
+		for i := range f.kinds {
+			if f.kinds[i].rule == br.rule && f.kinds[i].kind == kind {
+				f.kinds[i].count++
+				continue next
+			}
+		}
+		f.kinds = append(f.kinds, failureKind{rule: br.rule, kind: kind, first: br, count: 1})
+	}
+	return true
+}
+
+// err is the run's failure, nil when no history failed. Its rule is the
+// rule the histories broke (or, when they broke several, that every
+// history is projected or refused); it says how many of drawn failed, and
+// for every kind (up to maxFailureKinds) how many histories showed it and
+// the first of them.
+func (f *projectionFailures) err(drawn int) error {
+	if f.n == 0 {
+		return nil
+	}
+	first := f.kinds[0].first
+	rule, expected := first.rule, first.expected
+	for _, k := range f.kinds {
+		if k.rule != rule {
+			rule, expected = "every generated history is projected faithfully, or refused by the rules of a limit", fmt.Sprintf("%d generated histories projected faithfully or refused", drawn)
+			break
+		}
+	}
+	// Kinds whose first failure is the same history share its detail.
+	var parts, group []string
+	for i, k := range f.kinds {
+		if i == maxFailureKinds {
+			parts = append(parts, fmt.Sprintf("and %d more kinds", len(f.kinds)-i))
+			break
+		}
+		shown := cmp.Or(k.kind, "broke: "+k.rule)
+		if rule != k.rule && k.kind != "" {
+			shown += " (broke: " + k.rule + ")"
+		}
+		group = append(group, fmt.Sprintf("%s in %d", shown, k.count))
+		if i+1 < len(f.kinds) && i+1 < maxFailureKinds && f.kinds[i+1].first == k.first {
+			continue
+		}
+		detail := k.first.actual
+		if len(detail) > maxFailureDetail {
+			detail = clipRunes(detail, maxFailureDetail) + "…"
+		}
+		parts = append(parts, strings.Join(group, ", ")+", first "+detail)
+		group = nil
+	}
+	return &brokenRule{rule: rule, expected: expected, kind: first.kind,
+		actual: fmt.Sprintf("%d of %d generated histories failed: %s", f.n, drawn, strings.Join(parts, "; "))}
+}
+
+// clipRunes cuts s to at most n bytes on a rune boundary.
+func clipRunes(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // ProjectionRun is one run of the projection check over a series of
@@ -59,6 +160,7 @@ type ProjectionRun struct {
 	drawn    int          // histories handed to Check
 	refused  int          // of which refused
 	isolated int          // isolation histories refused
+	failures projectionFailures
 	limits   limitSet
 }
 
@@ -116,7 +218,7 @@ func (p *ProjectionRun) Limits() []Limit { return p.limits.list() }
 // Note says what the run measured: how many histories were projected and
 // refused, for which families, and which families were left out.
 func (p *ProjectionRun) Note() string {
-	note := fmt.Sprintf("%d generated histories: %d projected faithfully", p.drawn, p.drawn-p.refused)
+	note := fmt.Sprintf("%d generated histories: %d projected faithfully", p.drawn, p.drawn-p.refused-p.failures.n)
 	if p.refused > 0 {
 		var parts []string
 		for _, l := range p.limits.list() {
@@ -125,6 +227,13 @@ func (p *ProjectionRun) Note() string {
 			}
 		}
 		note += fmt.Sprintf(", %d refused: %s", p.refused, strings.Join(parts, ", "))
+	}
+	if p.failures.n > 0 {
+		var kinds []string
+		for _, k := range p.failures.kinds {
+			kinds = append(kinds, fmt.Sprintf("%d %s", k.count, cmp.Or(k.kind, "broke: "+k.rule)))
+		}
+		note += fmt.Sprintf(", %d failed: %s", p.failures.n, strings.Join(kinds, ", "))
 	}
 	if p.isolated > 0 {
 		note += fmt.Sprintf("; %d isolation histories refused", p.isolated)
@@ -234,12 +343,16 @@ func (p *ProjectionRun) check(ctx context.Context, e *env, where string, msgs []
 	return &r, nil
 }
 
-// verdict checks the rules of refusals across the run. A run that drew no
-// long history first checks one, drawn from the run's seed: a runtime's
-// limits on length must show in every run.
+// verdict reports the histories that failed, and otherwise checks the
+// rules of refusals across the run. A run that drew no long history first
+// checks one, drawn from the run's seed: a runtime's limits on length must
+// show in every run.
 func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 	seed := e.seed()
-	if err := p.checkLong(ctx, e, seed); err != nil {
+	if err := p.checkLong(ctx, e, seed); err != nil && !p.failures.add(err) {
+		return err
+	}
+	if err := p.failures.err(p.drawn); err != nil {
 		return err
 	}
 	var refusedFams []gen.Family
@@ -403,7 +516,7 @@ func withNote(err error, where string) error {
 	}
 	var br *brokenRule
 	if errors.As(err, &br) {
-		return &brokenRule{rule: br.rule, expected: br.expected, actual: where + ": " + br.actual}
+		return &brokenRule{rule: br.rule, expected: br.expected, actual: where + ": " + br.actual, kind: br.kind}
 	}
 	var ae *adapterError
 	if errors.As(err, &ae) {

@@ -108,9 +108,8 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 			Expected: fmt.Sprintf("capability %q declared supported (it is required)", c.Capability),
 			Actual:   "skipped: " + reason}
 	}
-	if status == StatusPass || len(limits) > 0 {
-		r.Note = e.note
-	}
+	// A failing check's note still says what it measured.
+	r.Note = e.note
 	r.Limits = limits
 	if r.Failure != nil {
 		r.Seed = e.drawn

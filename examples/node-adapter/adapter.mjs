@@ -15,7 +15,14 @@
 // With --provenance pi-session it holds every message under that provenance
 // source, and with --drop-unknown without unknown members, as a runtime
 // storing a history in its own form does; it reports the history it holds
-// at create. --defect upper-text holds text upper-cased while reporting
+// at create. --profile pi holds every history exactly as DS4's Pi runtime
+// adapter does (its own provenance, originalRole, token estimates, atomic
+// flags, createdAt and assistant models; see piForm) and refuses what Pi
+// cannot hold; --profile pi-slips adds its converter's two slips (empty
+// strings dropped, the flags pinned, localOnly and synthetic lost), and
+// --profile pi-surface answers unknown-method where the Pi adapter has no
+// method (enforcePrivacy, complete, shutdown, diagnostics) and declares an
+// embedding port it does not expose. --defect upper-text holds text upper-cased while reporting
 // only the differences above: a defect the kit must still find. With
 // --sanitize-vectors FILE it serves no bridge and prints the sanitiser's
 // result for each vector of FILE.
@@ -50,7 +57,23 @@ const DROP_UNKNOWN = ARGS.includes("--drop-unknown");
 // --defect upper-text: text blocks are held upper-cased, a content defect
 // no holding difference covers.
 const UPPER_TEXT = values("--defect").includes("upper-text");
-const HOLDS_OWN_FORM = PROVENANCE !== undefined || DROP_UNKNOWN || UPPER_TEXT;
+// --profile pi, pi-slips, pi-surface: the runtime holds histories as DS4's
+// Pi runtime adapter does.
+const PROFILE = values("--profile")[0];
+if (PROFILE !== undefined && !["pi", "pi-slips", "pi-surface"].includes(PROFILE)) {
+  process.stderr.write("node-example-adapter: --profile is pi, pi-slips or pi-surface\n");
+  process.exit(2);
+}
+const PI = PROFILE !== undefined;
+const PI_SLIPS = PROFILE === "pi-slips";
+const PI_SURFACE = PROFILE === "pi-surface";
+// The families of history shapes Pi cannot hold: a tool message with two
+// or more results, a result beside other blocks, an opaque block other
+// than a provider's raw block, and a time no clock holds.
+const PI_REFUSES = ["multi-result", "result-with-text", "opaque-provider", "created-at-out-of-range"];
+// The methods the Pi adapter does not implement.
+const PI_MISSING = ["enforcePrivacy", "complete", "shutdown", "diagnostics"];
+const HOLDS_OWN_FORM = PROVENANCE !== undefined || DROP_UNKNOWN || UPPER_TEXT || PI;
 // --sanitize-vectors FILE: sanitise each vector's payload and print the results.
 const VECTORS_FILE = ARGS.includes("--sanitize-vectors") ? ARGS[ARGS.indexOf("--sanitize-vectors") + 1] : undefined;
 // The embedding port: its identity, and the most texts one embed request
@@ -179,18 +202,19 @@ async function handle(method, params, id, signal) {
     return { protocol: PROTOCOL, factory: "node-example-adapter" };
   }
   if (!helloDone) throw new AdapterError("hello-required", "send hello first");
+  if (PI_SURFACE && PI_MISSING.includes(method)) throw new AdapterError("unknown-method", `the Pi adapter has no ${method}`);
   switch (method) {
     case "create": {
       const fx = params.fixture;
       if (!fx || !Array.isArray(fx.messages)) throw new AdapterError("invalid-params", "create needs a fixture");
       const held = familiesOf(fx.messages);
-      const refused = REFUSE.find((f) => held.includes(f));
+      const refused = [...REFUSE, ...(PI ? PI_REFUSES : [])].find((f) => held.includes(f));
       if (refused !== undefined) {
         throw new AdapterError("unrepresentable", refused === "multi-result" ? "tool message with two results" : "", refused);
       }
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "node-adapter-")));
       const id = `node-${++nextInstance}`;
-      const store = fx.messages.map((m) => JSON.stringify(ownForm(m)));
+      const store = fx.messages.map((m) => JSON.stringify(ownForm(m, fx.model)));
       instances.set(id, {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
         store, closed: false, diagnostics: [], cache: null,
@@ -253,7 +277,8 @@ async function handle(method, params, id, signal) {
       const inst = open(params);
       const m = params.message;
       if (m === null || typeof m !== "object" || Array.isArray(m)) throw new AdapterError("invalid-params", "sourceAppend needs a message");
-      inst.store.push(JSON.stringify(ownForm(m)));
+      piRefusal([m]);
+      inst.store.push(JSON.stringify(ownForm(m, inst.model)));
       inst.cache = null;
       return null;
     }
@@ -269,7 +294,8 @@ async function handle(method, params, id, signal) {
         }
       });
       if (at < 0) throw new AdapterError("adapter-error", "no stored message has the id of the rewrite");
-      inst.store[at] = JSON.stringify(ownForm(m));
+      piRefusal([m]);
+      inst.store[at] = JSON.stringify(ownForm(m, inst.model));
       inst.cache = null;
       return null;
     }
@@ -335,7 +361,7 @@ function declarations() {
   return [
     { id: "compaction", supported: false, reason: "example adapter has no native compaction hook" },
     { id: "provider-continuation", supported: false, reason: "example transport exposes no provider continuation handle" },
-    EMBEDDINGS
+    EMBEDDINGS || PI_SURFACE
       ? { id: "embeddings", supported: true, version: "embedding-port-v1" }
       : { id: "embeddings", supported: false, reason: "no embedding port was configured" },
     { id: "local-kv-reuse", supported: false, reason: "example transport exposes no local KV state" },
@@ -798,9 +824,10 @@ function known(obj, members) {
 }
 
 // ownForm is a message as this runtime holds it under the flags of its
-// profile; without them, the message itself.
-function ownForm(m) {
+// profile (model is the instance's); without them, the message itself.
+function ownForm(m, model) {
   if (!HOLDS_OWN_FORM) return m;
+  if (PI) return piForm(m, model);
   let out = structuredClone(m);
   if (DROP_UNKNOWN) {
     out = known(out, MESSAGE_MEMBERS);
@@ -815,6 +842,86 @@ function ownForm(m) {
   return out;
 }
 
+// dropUnknown returns a copy of m without the members the contract does
+// not define.
+function dropUnknown(m) {
+  const out = known(structuredClone(m), MESSAGE_MEMBERS);
+  if (out.provenance) out.provenance = known(out.provenance, PROVENANCE_MEMBERS);
+  if (out.flags) out.flags = known(out.flags, FLAG_MEMBERS);
+  if (Array.isArray(out.blocks)) out.blocks = out.blocks.map((b) => ({ type: b.type, ...known(b, BLOCK_MEMBERS[b.type] ?? []) }));
+  return out;
+}
+
+// piRefusal refuses, as unrepresentable, messages holding a family Pi
+// cannot hold.
+function piRefusal(msgs) {
+  if (!PI) return;
+  const held = familiesOf(msgs);
+  const refused = PI_REFUSES.find((f) => held.includes(f));
+  if (refused !== undefined) throw new AdapterError("unrepresentable", "Pi cannot hold it", refused);
+}
+
+// piForm is a message as DS4's Pi runtime adapter holds it, measured on
+// generated histories: the converter writes the pi-session source, the
+// session, the entry and Pi's own role name only; Pi's estimator gives the
+// token estimate; atomic follows the tool blocks; every entry has a time
+// (a custom entry's from its ISO timestamp, so whole milliseconds); an
+// assistant message has the session's model where it had none, other
+// messages have no provider or model; unknown members are not kept;
+// tool-role text is a custom message and a reference block an opaque
+// provider block. With pi-slips the converter also treats an empty string
+// as absent and loses pinned, localOnly and synthetic.
+function piForm(m, model) {
+  const out = dropUnknown(m);
+  const blocks = Array.isArray(out.blocks) ? out.blocks : [];
+  const tool = blocks.some((b) => b.type === "toolCall" || b.type === "toolResult");
+  out.blocks = blocks.map((b) => {
+    if (b.type === "fileReference" || b.type === "artifactReference" || b.type === "summaryReference") {
+      return { type: "opaqueProvider", originalType: b.type, value: b };
+    }
+    if (PI_SLIPS && b.type === "image") {
+      const img = { ...b };
+      if (img.mimeType === "") delete img.mimeType;
+      if (img.data === "") delete img.data;
+      return img;
+    }
+    return b;
+  });
+  if (out.role === "tool" && !tool) out.role = "custom";
+  const piRole = { user: "user", assistant: "assistant", tool: "toolResult" }[out.role] ?? "custom";
+  out.provenance = { source: "pi-session", sessionId: out.provenance?.sessionId, entryId: out.provenance?.entryId, originalRole: piRole };
+  let units = 0;
+  for (const b of out.blocks) {
+    if (b.type === "text") units += b.text.length;
+    else if (b.type === "thinking") units += b.thinking.length;
+    else if (b.type === "toolCall") units += b.name.length + (b.arguments === undefined ? 0 : JSON.stringify(b.arguments).length);
+    else if (b.type === "toolResult") units += b.toolName.length + b.content.length;
+  }
+  out.tokenEstimate = Math.ceil(units / 4);
+  const flags = { atomic: tool };
+  if (!PI_SLIPS) for (const f of ["pinned", "localOnly", "synthetic"]) if (out.flags?.[f] !== undefined) flags[f] = out.flags[f];
+  out.flags = flags;
+  if (out.createdAt === undefined) out.createdAt = Date.now();
+  else if (piRole === "custom") out.createdAt = new Date(out.createdAt).getTime();
+  if (PI_SLIPS && out.provider === "") delete out.provider;
+  if (out.role === "assistant") {
+    if (out.provider === undefined) out.provider = model?.provider;
+    if (out.model === undefined) out.model = model?.id;
+  } else {
+    delete out.provider;
+    delete out.model;
+  }
+  return out;
+}
+
+// rawProviderBlock reports whether an opaque block holds a provider's own
+// block as it came, as gen.IsRawProviderBlock says.
+function rawProviderBlock(b) {
+  const v = b.value;
+  if (v === null || typeof v !== "object" || Array.isArray(v)) return b.originalType === undefined && v !== undefined;
+  return b.originalType !== undefined && typeof v.type === "string" && v.type === b.originalType;
+}
+
 // familiesOf names the families of history shapes (gen.Families) msgs
 // holds, as the kit's FamiliesOf does.
 function familiesOf(msgs) {
@@ -826,6 +933,8 @@ function familiesOf(msgs) {
   for (const m of msgs) {
     if (m.provenance?.source === "pi-session") set.add("pi-session");
     if (extra(m, MESSAGE_MEMBERS) || extra(m.provenance, PROVENANCE_MEMBERS) || extra(m.flags, FLAG_MEMBERS)) set.add("unknown-members");
+    if (["pinned", "localOnly", "synthetic"].some((f) => m.flags?.[f] !== undefined)) set.add("message-flags");
+    if (typeof m.createdAt === "number" && Math.abs(m.createdAt) > 8.64e15) set.add("created-at-out-of-range");
     let nCalls = 0, nResults = 0, other = 0;
     for (const b of m.blocks ?? []) {
       if (extra(b, ["type", ...(BLOCK_MEMBERS[b.type] ?? [])])) set.add("unknown-members");
@@ -837,7 +946,8 @@ function familiesOf(msgs) {
         results.set(b.toolCallId, (results.get(b.toolCallId) ?? 0) + 1);
       } else {
         other++;
-        if (reference[b.type]) set.add(reference[b.type]);
+        if (b.type === "opaqueProvider") set.add(rawProviderBlock(b) ? "raw-provider-block" : "opaque-provider");
+        else if (reference[b.type]) set.add(reference[b.type]);
       }
     }
     if (nCalls > 1) set.add("parallel-batch");
