@@ -371,7 +371,7 @@ func checkEmbeddings(ctx context.Context, e *env) error {
 		return broken("an adapter declaring embeddings exposes its port (contract.EmbeddingPortProvider)", "an EmbeddingPort method", fmt.Sprintf("%T has none", s.instance.Adapter))
 	}
 	if port == nil {
-		return broken("an adapter declaring embeddings exposes its port", "a non-nil embedding port", "nil")
+		return broken("an adapter declaring embeddings exposes its port", "a non-nil embedding port", "no port: EmbeddingPort returned nil (over the bridge: create declared no embeddingPort)")
 	}
 	id := port.Identity()
 	if id.Dimensions <= 0 || contract.IsBlank(id.Provider) || contract.IsBlank(id.Model) ||

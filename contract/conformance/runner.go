@@ -87,7 +87,9 @@ func (c Check) Run(ctx context.Context, factory Factory, opts ...Option) Result 
 func (c Check) runIn(ctx context.Context, e *env) Result {
 	t0 := time.Now()
 	err := guard(func() error { return c.run(ctx, e) })
+	passedFirst := false
 	if closeErr := e.closeAll(ctx); closeErr != nil && err == nil {
+		passedFirst = true
 		var to *callTimeout
 		if errors.As(closeErr, &to) {
 			err = to
@@ -111,6 +113,10 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 	// A failing check's note still says what it measured.
 	r.Note = e.note
 	r.Limits = limits
+	if passedFirst && r.Failure != nil {
+		// What the check saw is part of the verdict too.
+		r.Failure.Actual = "the check itself passed; closing its instances: " + r.Failure.Actual
+	}
 	if r.Failure != nil {
 		r.Seed = e.drawn
 	}

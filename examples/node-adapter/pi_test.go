@@ -1,0 +1,109 @@
+package nodeadapter_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
+)
+
+// piLimits is the verdict's list of limits for a runtime holding histories
+// as DS4's Pi runtime does: the families it refuses, then every holding
+// difference.
+var piLimits = "multi-result, result-with-text, opaque-provider, created-at-out-of-range, unknown-members-dropped, reference-as-opaque, " +
+	"tool-text-as-custom, provenance-source, runtime-id-dropped, original-role-rewritten, token-estimate-derived, atomic-derived, " +
+	"created-at-assigned, created-at-whole-ms, assistant-model-filled, non-assistant-model-dropped"
+
+// The Pi profile holds every history as Pi does and refuses what Pi
+// cannot hold: over 200 generated histories every check passes, and the
+// verdict lists every refused family and every holding difference, each
+// counted.
+func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
+	t.Parallel()
+	rep := conformance.RunChecks(context.Background(), sharedNode(t, "--profile", "pi"), conformance.WithSeed(7),
+		conformance.WithHistories(200), conformance.WithCallTimeout(time.Minute))
+	for _, r := range rep.Checks {
+		if !r.Passed() {
+			t.Errorf("%s: %s %+v", r.ID, r.Status, r.Failure)
+		}
+	}
+	if got := conformance.LimitNames(rep.Limits); got != piLimits {
+		t.Errorf("limits %q\nwant   %q", got, piLimits)
+	}
+	for _, l := range rep.Limits {
+		if l.Count == 0 {
+			t.Errorf("limit %s counted no history", l.Name())
+		}
+	}
+}
+
+// The Pi converter's slips fail, each named: empty strings dropped and the
+// flags pinned, localOnly and synthetic lost.
+func TestNodePiSlipsFailNamingEachSlip(t *testing.T) {
+	t.Parallel()
+	rep := conformance.RunChecks(context.Background(), sharedNode(t, "--profile", "pi-slips"), conformance.WithSeed(7),
+		conformance.WithHistories(200), conformance.WithChecks(conformance.CheckProjection), conformance.WithCallTimeout(time.Minute))
+	r := rep.Checks[0]
+	if r.Status != conformance.StatusFail {
+		t.Fatalf("projection %s: the slips pass", r.Status)
+	}
+	for _, want := range []string{"of 200 generated histories failed: ", "held flags.localOnly in ", "held flags.pinned in ",
+		"held flags.synthetic in ", "held blocks[].data in ", "held provider in "} {
+		if !strings.Contains(r.Failure.Actual, want) {
+			t.Errorf("the failure does not say %q:\n%s", want, r.Failure.Actual)
+		}
+	}
+	if !slices.ContainsFunc(rep.Limits, func(l conformance.Limit) bool { return l.Family == gen.FamilyMultiResult && l.Count > 0 }) {
+		t.Errorf("the failing run does not show the refused families: %+v", rep.Limits)
+	}
+}
+
+// A runtime implementing only the history methods, as the Pi adapter does,
+// passes no check: every check it cannot serve fails or errors naming the
+// missing method (or the embedding port it declares but does not expose),
+// and the checks it could serve say they passed before the instance could
+// not be shut down.
+func TestNodeHistoryOnlyAdapterPassesNothing(t *testing.T) {
+	t.Parallel()
+	rep := conformance.RunChecks(context.Background(), sharedNode(t, "--profile", "pi-surface"), conformance.WithSeed(7),
+		conformance.WithCallTimeout(time.Minute))
+	missing := regexp.MustCompile(`(Shutdown|Complete|EnforcePrivacy|Diagnostics) is not implemented: bridge: (shutdown|complete|enforcePrivacy|diagnostics): unknown-method`)
+	named := map[string]bool{}
+	for _, r := range rep.Checks {
+		switch {
+		case r.Status == conformance.StatusPass:
+			t.Errorf("%s passed", r.ID)
+		case r.Status == conformance.StatusSkip:
+			if r.Capability == "" {
+				t.Errorf("%s skipped: %s", r.ID, r.SkipReason)
+			}
+		case r.ID == conformance.CheckEmbeddingPort || r.ID == conformance.CheckModel:
+			if !strings.Contains(r.Failure.Rule, "exposes its port") {
+				t.Errorf("%s: %+v, want the missing embedding port", r.ID, r.Failure)
+			}
+		default:
+			m := missing.FindStringSubmatch(r.Failure.Actual)
+			if m == nil {
+				t.Errorf("%s: %+v names no missing method", r.ID, r.Failure)
+				continue
+			}
+			named[m[1]] = true
+			if strings.Contains(r.Failure.Actual, "adapter-closed") {
+				t.Errorf("%s reads as adapter-closed: %s", r.ID, r.Failure.Actual)
+			}
+		}
+	}
+	for _, m := range []string{"Shutdown", "Complete", "EnforcePrivacy", "Diagnostics"} {
+		if !named[m] {
+			t.Errorf("no check names the missing %s", m)
+		}
+	}
+	if rep.Passed {
+		t.Error("the run passed")
+	}
+}
