@@ -203,8 +203,8 @@ const maxMemberDiffs = 8
 // memberDiffs collects the differing members of one message: the path of
 // each and what differs there.
 type memberDiffs struct {
-	list []string
-	more int
+	list  []string
+	more  int
 	kinds []string // the distinct paths of the differences, without indices
 }
 
