@@ -458,7 +458,7 @@ func TestProjectionCountsRefusalsWithinABound(t *testing.T) {
 	r := c.Run(ctx, images, conformance.WithHistories(40), conformance.WithSeed(1))
 	n := limitCount(r.Limits, gen.FamilyImage)
 	if r.Status != conformance.StatusPass || n == 0 || 2*n > 40 || len(r.Limits) != 1 || r.Limits[0].Reason != "refused: image blocks" ||
-		r.Note != fmt.Sprintf("40 generated histories: %d projected faithfully, %d refused: %d image; 3 isolation histories refused", 40-n, n, n) {
+		r.Note != fmt.Sprintf("41 histories (40 generated, 1 long): %d projected faithfully, %d refused: %d image; 3 isolation histories refused", 41-n, n, n) {
 		t.Fatalf("histories with images refused: %s %q %v %v", r.Status, r.Note, r.Limits, r.Failure)
 	}
 	// Leaving the family out draws none to refuse, and the report says so.

@@ -312,13 +312,13 @@ func TestPiSlipsFail(t *testing.T) {
 		t.Fatalf("projection %s: the slips pass", r.Status)
 	}
 	// Every history was checked, and each slip is named with its count.
-	for _, want := range []string{"of 200 generated histories failed: ", "held flags.pinned in ", "held flags.localOnly in ",
+	for _, want := range []string{"of 201 histories (200 generated, 1 long) failed: ", "held flags.pinned in ", "held flags.localOnly in ",
 		"held flags.synthetic in ", "held blocks[].data in ", "held provider in ", "(held differently otherwise: "} {
 		if !strings.Contains(r.Failure.Actual, want) {
 			t.Errorf("failure %q does not say %q", r.Failure.Actual, want)
 		}
 	}
-	if !strings.Contains(r.Note, "200 generated histories: ") || !strings.Contains(r.Note, " failed: ") {
+	if !strings.Contains(r.Note, "201 histories (200 generated, 1 long): ") || !strings.Contains(r.Note, " failed: ") {
 		t.Errorf("note %q does not count the failures", r.Note)
 	}
 	if len(r.Limits) == 0 {
@@ -637,5 +637,36 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 				t.Fatalf("projection %s %+v, limits %+v; want %s counted", r.Status, r.Failure, r.Limits, tc.want)
 			}
 		})
+	}
+}
+
+// A defect confined to long histories is found in every run, whatever the
+// family it touches: the run checks a long history holding every family
+// its draws held.
+func TestDefectsInLongHistoriesAreFoundEveryRun(t *testing.T) {
+	for _, f := range []gen.Family{gen.FamilyThinking, gen.FamilyImage, gen.FamilyRawProviderBlock, gen.FamilyMessageFlags} {
+		// The runtime drops the blocks or flags of f from histories of
+		// 60 messages or more, and holds shorter ones faithfully.
+		lossy := conformance.NewFactory("long-lossy", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+			if len(setup.Fixture.Messages) >= 60 {
+				for i := range setup.Fixture.Messages {
+					m := &setup.Fixture.Messages[i]
+					if f == gen.FamilyMessageFlags {
+						m.Flags.Pinned, m.Flags.LocalOnly, m.Flags.Synthetic = nil, nil, nil
+						continue
+					}
+					m.Blocks = slices.DeleteFunc(m.Blocks, func(b contract.Block) bool {
+						return slices.Contains(gen.FamiliesOf([]contract.Message{{Blocks: []contract.Block{b}}}), f)
+					})
+				}
+			}
+			return correct().Create(ctx, setup)
+		})
+		for seed := range uint64(8) {
+			c, _ := conformance.CheckByID(conformance.CheckProjection)
+			if r := c.Run(ctx, lossy, conformance.WithSeed(seed+1), conformance.WithHistories(20+int(seed))); r.Status != conformance.StatusFail {
+				t.Errorf("%s lost in long histories, run %d: %s %q", f, seed, r.Status, r.Note)
+			}
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -98,7 +99,7 @@ next:
 // history is projected or refused); it says how many of drawn failed, and
 // for every kind (up to maxFailureKinds) how many histories showed it and
 // the first of them.
-func (f *projectionFailures) err(drawn int) error {
+func (f *projectionFailures) err(drawn, long int) error {
 	if f.n == 0 {
 		return nil
 	}
@@ -106,7 +107,7 @@ func (f *projectionFailures) err(drawn int) error {
 	rule, expected := first.rule, first.expected
 	for _, k := range f.kinds {
 		if k.rule != rule {
-			rule, expected = "every generated history is projected faithfully, or refused by the rules of a limit", fmt.Sprintf("%d generated histories projected faithfully or refused", drawn)
+			rule, expected = "every generated history is projected faithfully, or refused by the rules of a limit", historyCount(drawn, long)+" projected faithfully or refused"
 			break
 		}
 	}
@@ -133,7 +134,16 @@ func (f *projectionFailures) err(drawn int) error {
 		group = nil
 	}
 	return &brokenRule{rule: rule, expected: expected, kind: first.kind,
-		actual: fmt.Sprintf("%d of %d generated histories failed: %s", f.n, drawn, strings.Join(parts, "; "))}
+		actual: fmt.Sprintf("%d of %s failed: %s", f.n, historyCount(drawn, long), strings.Join(parts, "; "))}
+}
+
+// historyCount says how many histories a projection run checked: "20
+// generated histories", "21 histories (20 generated, 1 long)".
+func historyCount(drawn, long int) string {
+	if long == 0 {
+		return fmt.Sprintf("%d generated histories", drawn)
+	}
+	return fmt.Sprintf("%d histories (%d generated, %d long)", drawn, drawn-long, long)
 }
 
 // clipRunes cuts s to at most n bytes on a rune boundary.
@@ -162,6 +172,65 @@ type ProjectionRun struct {
 	isolated int          // isolation histories refused
 	failures projectionFailures
 	limits   limitSet
+	// kept are faithfully projected histories the run keeps for its
+	// history of every family: the first holding each family, then others
+	// up to longOfRun messages.
+	kept      [][]contract.Message
+	keptLen   int
+	keptFams  []gen.Family
+	longDrawn bool // the history of every family was checked
+	long      int  // of the histories drawn, the long ones the verdict added
+}
+
+// longOfRun is how many messages the history of every family holds at
+// least (a long history, gen.FamilyLongHistory), and the most the run
+// keeps for it beyond the first history of each family.
+const longOfRun = 120
+
+// keep keeps msgs, projected faithfully, for the history of every family
+// when it holds a family no kept history holds, or the kept ones are still
+// short.
+func (p *ProjectionRun) keep(msgs []contract.Message, fams []gen.Family) {
+	fams = slices.DeleteFunc(slices.Clone(fams), func(f gen.Family) bool { return f == gen.FamilyLongHistory })
+	news := slices.ContainsFunc(fams, func(f gen.Family) bool { return !slices.Contains(p.keptFams, f) })
+	if len(msgs) == 0 || len(msgs) >= 1000 || !news && p.keptLen >= longOfRun {
+		return
+	}
+	p.kept = append(p.kept, msgs)
+	p.keptLen += len(msgs)
+	for _, f := range fams {
+		if !slices.Contains(p.keptFams, f) {
+			p.keptFams = append(p.keptFams, f)
+		}
+	}
+}
+
+// ofEveryFamily returns the history of every family the run drew: the kept
+// histories one after another, each copy's message and tool call ids made
+// unique with a suffix, repeated until it is long. A defect confined to
+// long histories shows in it for every family the run holds.
+func (p *ProjectionRun) ofEveryFamily() []contract.Message {
+	var out []contract.Message
+	for k := 0; len(out) < longOfRun; k++ {
+		for _, h := range p.kept {
+			suffix := "~" + strconv.Itoa(len(out))
+			for _, m := range contract.CloneMessages(h) {
+				m.ID += suffix
+				m.SourceEntryID += suffix
+				m.Provenance.EntryID += suffix
+				for _, b := range m.Blocks {
+					switch b := b.(type) {
+					case *contract.ToolCallBlock:
+						b.ID += suffix
+					case *contract.ToolResultBlock:
+						b.ToolCallID += suffix
+					}
+				}
+				out = append(out, m)
+			}
+		}
+	}
+	return out
 }
 
 // projected is the outcome for one drawn history.
@@ -218,7 +287,7 @@ func (p *ProjectionRun) Limits() []Limit { return p.limits.list() }
 // Note says what the run measured: how many histories were projected and
 // refused, for which families, and which families were left out.
 func (p *ProjectionRun) Note() string {
-	note := fmt.Sprintf("%d generated histories: %d projected faithfully", p.drawn, p.drawn-p.refused-p.failures.n)
+	note := historyCount(p.drawn, p.long) + fmt.Sprintf(": %d projected faithfully", p.drawn-p.refused-p.failures.n)
 	if p.refused > 0 {
 		var parts []string
 		for _, l := range p.limits.list() {
@@ -328,6 +397,7 @@ func (p *ProjectionRun) check(ctx context.Context, e *env, where string, msgs []
 			return nil, withNote(err, where)
 		}
 		p.events = append(p.events, projected{where: where, families: fams})
+		p.keep(msgs, fams)
 		return nil, nil
 	}
 	if err := checkRefusal(r, msgs); err != nil {
@@ -349,10 +419,19 @@ func (p *ProjectionRun) check(ctx context.Context, e *env, where string, msgs []
 // show in every run.
 func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 	seed := e.seed()
+	if len(p.kept) > 0 && !p.longDrawn {
+		p.longDrawn = true
+		msgs := p.ofEveryFamily()
+		where := fmt.Sprintf("the history of every family the run drew (%d histories repeated, %d messages)", len(p.kept), len(msgs))
+		p.long++
+		if _, err := p.check(ctx, e, where, msgs); err != nil && !p.failures.add(err) {
+			return err
+		}
+	}
 	if err := p.checkLong(ctx, e, seed); err != nil && !p.failures.add(err) {
 		return err
 	}
-	if err := p.failures.err(p.drawn); err != nil {
+	if err := p.failures.err(p.drawn, p.long); err != nil {
 		return err
 	}
 	var refusedFams []gen.Family
@@ -391,6 +470,7 @@ func (p *ProjectionRun) checkLong(ctx context.Context, e *env, seed uint64) erro
 	for k := 0; k < isolationTries; k++ {
 		s := isolationSeed(seed, gen.FamilyLongHistory, k)
 		if msgs := g.Example(s); slices.Contains(gen.FamiliesOf(msgs), gen.FamilyLongHistory) {
+			p.long++
 			_, err := p.check(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
 			return err
 		}
