@@ -11,6 +11,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // drawnHistory is a generated history that rapid's logs show by its size
@@ -29,7 +30,10 @@ func (h drawnHistory) GoString() string { return fmt.Sprintf("(a history of %d m
 //	func FuzzProjection(f *testing.F) { spec.Fuzz(f, myFactory()) }
 //
 // and runs it with go test -fuzz FuzzProjection; plain go test runs the seed
-// corpus (testdata/fuzz/FuzzProjection and the seeds Fuzz adds). A history
+// corpus (testdata/fuzz/FuzzProjection and the seeds Fuzz adds). It first
+// creates one instance holding the conformance fixture to read the
+// families it declares it cannot hold (conformance.Instance.Limits), and
+// draws none of them, as the projection check does. A history
 // the factory refuses by the rules one history shows (for a family it
 // holds; see conformance.ErrUnrepresentable) is skipped, and a refusal
 // breaking them fails; the rules across a series of histories are the
@@ -51,9 +55,21 @@ func Fuzz(f *testing.F, factory conformance.Factory, opts ...conformance.Option)
 		}
 		f.Add(seed)
 	}
-	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
-		fx := conformance.NewFixture()
-		msgs := rapid.Map(cfg.histories(fx.RuntimeID, fx.SessionID), func(ms []contract.Message) drawnHistory { return ms }).Draw(t, "history")
+	f.Fuzz(rapid.MakeFuzz(projectionFuzzer(f, cfg)))
+}
+
+// projectionFuzzer returns the property Fuzz checks for each input: it
+// reads the limits an instance declares once, then draws histories without
+// them and checks each one's projection.
+func projectionFuzzer(tb testing.TB, cfg *config) func(*rapid.T) {
+	run, err := conformance.NewProjectionRun(context.Background(), cfg.factory, append([]conformance.Option{conformance.WithTB(tb)}, cfg.checkOpts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fx := conformance.NewFixture()
+	histories := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, run.LeftOut()...)
+	return func(t *rapid.T) {
+		msgs := rapid.Map(histories, func(ms []contract.Message) drawnHistory { return ms }).Draw(t, "history")
 		err := conformance.CheckHistory(context.Background(), cfg.factory, msgs, cfg.checkOpts...)
 		var fail *conformance.Failure
 		switch {
@@ -65,5 +81,5 @@ func Fuzz(f *testing.F, factory conformance.Factory, opts ...conformance.Option)
 		default:
 			t.Fatalf("%s", conformance.Redact(err.Error()))
 		}
-	}))
+	}
 }

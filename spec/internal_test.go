@@ -14,6 +14,7 @@ import (
 	"github.com/ds4context/adapterkit/examples/memadapter"
 	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
+	"pgregory.net/rapid"
 )
 
 func TestSetChecksRespectsTheUser(t *testing.T) {
@@ -101,4 +102,24 @@ func TestSeedSettingNamesTheFailuresSeed(t *testing.T) {
 	if !strings.Contains(r.Failure.Actual, "seed "+named) {
 		t.Fatalf("rerun setting %s; the failure says %q", seedSetting(r.Seed), r.Failure.Actual)
 	}
+}
+
+// Fuzz draws no history of a family the instance declares it cannot hold,
+// so a runtime honest about a limit passes: memadapter holding thinking
+// blocks as text and declaring thinking.
+func TestFuzzDrawsNoDeclaredFamily(t *testing.T) {
+	base := memadapter.ConformanceFactory(false)
+	thinkingAsText := conformance.NewFactory("thinking-as-text", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		for i := range setup.Fixture.Messages {
+			for k, b := range setup.Fixture.Messages[i].Blocks {
+				if th, ok := b.(*contract.ThinkingBlock); ok {
+					setup.Fixture.Messages[i].Blocks[k] = &contract.TextBlock{Text: th.Thinking}
+				}
+			}
+		}
+		inst, err := base.Create(ctx, setup)
+		inst.Limits = []gen.Family{gen.FamilyThinking}
+		return inst, err
+	})
+	rapid.Check(t, projectionFuzzer(t, newConfig(thinkingAsText, nil, "")))
 }
