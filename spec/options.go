@@ -9,6 +9,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/runscope"
 )
 
 // Labels the suite puts on its specs. Every spec also carries its check's
@@ -56,6 +57,8 @@ func newConfig(factory conformance.Factory, opts []conformance.Option, testName 
 		all = append(all, conformance.WithSeed(seed))
 	}
 	all = append(all, opts...)
+	// The checks of one embedding share what it learns of a hung adapter.
+	all = append(all, runscope.New().(conformance.Option))
 	c := &config{factory: factory, checkOpts: all, settings: conformance.Resolve(all...), testName: testName}
 	c.name = c.settings.Name
 	if c.name == "" {

@@ -19,6 +19,8 @@ const DefaultCallTimeout = 10 * time.Second
 type callTimeout struct {
 	method string
 	bound  time.Duration
+	// finished is closed when the call returns after all, if ever.
+	finished <-chan struct{}
 }
 
 func (t *callTimeout) Error() string {
@@ -66,7 +68,9 @@ func bounded(method string, bound time.Duration, f func()) {
 		return
 	}
 	done := make(chan any, 1)
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		defer func() { done <- recover() }()
 		f()
 	}()
@@ -78,7 +82,7 @@ func bounded(method string, bound time.Duration, f func()) {
 			panic(v)
 		}
 	case <-t.C:
-		panic(&callTimeout{method: method, bound: bound})
+		panic(&callTimeout{method: method, bound: bound, finished: finished})
 	}
 }
 

@@ -63,7 +63,8 @@ type Settings struct {
 
 type options struct {
 	Settings
-	tb testing.TB
+	tb    testing.TB
+	hangs *hangWatch // what the checks of one run know of a hung adapter
 }
 
 func newOptions(opts []Option) *options {

@@ -86,6 +86,12 @@ func (c Check) Run(ctx context.Context, factory Factory, opts ...Option) Result 
 
 func (c Check) runIn(ctx context.Context, e *env) Result {
 	t0 := time.Now()
+	short, hang := e.opts.hangs.hung()
+	if short > 0 && (e.opts.CallTimeout <= 0 || short < e.opts.CallTimeout) {
+		o := *e.opts
+		o.CallTimeout = short
+		e.opts = &o
+	}
 	err := guard(func() error { return c.run(ctx, e) })
 	passedFirst := false
 	if closeErr := e.closeAll(ctx); closeErr != nil && err == nil {
@@ -101,7 +107,14 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 	if err == nil {
 		err = requiredLimit(limits, e.opts.RequiredFamilies)
 	}
+	to := (*callTimeout)(nil)
+	if errors.As(err, &to) {
+		e.opts.hangs.saw(c.ID, to)
+	}
 	status, f, reason := result(c.ID, err)
+	if f != nil && hang != "" {
+		f.Actual += "; " + hang
+	}
 	r := Result{ID: c.ID, Kind: c.Kind, Capability: c.Capability, Status: status, Failure: f, SkipReason: reason}
 	if status == StatusSkip && slices.Contains(e.opts.RequiredCapabilities, c.Capability) {
 		r.Status, r.SkipReason = StatusFail, ""
@@ -180,7 +193,8 @@ func (r RunReport) Counts() (passed, failed, skipped int) {
 // returns the report. A check that fails does not stop the run.
 func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	t0 := time.Now()
-	o := newOptions(opts)
+	// The checks of the run share what it learns of a hung adapter.
+	o := newOptions(append([]Option{withHangWatch(&hangWatch{})}, opts...))
 	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, LeftOut: o.LeftOut}
 	checks := Checks()
 	if len(o.Checks) > 0 {
