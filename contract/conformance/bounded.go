@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -21,7 +22,15 @@ type callTimeout struct {
 	bound  time.Duration
 	// finished is closed when the call returns after all, if ever.
 	finished <-chan struct{}
+	// gaveUp, when set, is set by the call once it has returned, at its
+	// bound, with nothing but its context's deadline error: it gave up
+	// rather than answer late. It is read once finished is closed.
+	gaveUp *atomic.Bool
 }
+
+// gaveUpAtBound reports whether the call, having finished, gave up at its
+// bound without an answer.
+func (t *callTimeout) gaveUpAtBound() bool { return t.gaveUp != nil && t.gaveUp.Load() }
 
 func (t *callTimeout) Error() string {
 	return fmt.Sprintf("%s did not return within %s", t.method, t.bound)
@@ -152,11 +161,46 @@ func callBounded[T any](b *boundedAdapter, method string, f func() T) (out T) {
 }
 
 func callBoundedCtx[T any](ctx context.Context, b *boundedAdapter, method string, f func(context.Context) (T, error)) (out T, err error) {
-	ctx, cancel := boundedContext(ctx, b.bound)
-	defer cancel()
-	bounded(method, b.bound, func() { out, err = f(ctx) })
+	bctx, cancel := boundedContext(ctx, b.bound)
+	// A call that gives up when its bound ends, without an answer, did not
+	// return within the bound either; it returns, so it is no hung call by
+	// itself (see hangWatch).
+	gaveUp := new(atomic.Bool)
+	defer func() {
+		v := recover()
+		if v == nil {
+			cancel()
+			return
+		}
+		// A call still running keeps its context until the bound ends
+		// it, so that what it then answers tells a hung call from one
+		// that gave up (cancelling here would race the deadline).
+		if to, ok := v.(*callTimeout); ok && to.gaveUp == nil {
+			to.gaveUp = gaveUp
+		} else {
+			cancel()
+		}
+		panic(v)
+	}()
+	bounded(method, b.bound, func() {
+		o, e := f(bctx)
+		if e != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) && errors.Is(e, context.DeadlineExceeded) {
+			gaveUp.Store(true)
+		}
+		out, err = o, e
+	})
+	if gaveUp.Load() {
+		panic(&callTimeout{method: method, bound: b.bound, finished: returnedCall, gaveUp: gaveUp})
+	}
 	return out, notImplemented(method, err)
 }
+
+// returnedCall is the finished channel of a call that has returned.
+var returnedCall = func() <-chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 func (b *boundedAdapter) Identity() contract.Identity {
 	return callBounded(b, "Identity", b.inner.Identity)

@@ -92,3 +92,45 @@ func TestASlowAdapterIsNotTakenForAHungOne(t *testing.T) {
 		}
 	}
 }
+
+// givingUp answers every call that takes a context only with the
+// context's error, once the context has ended: a hung adapter that honours
+// contexts, or one served by a process the bridge stops at the bound.
+type givingUp struct{ contract.Adapter }
+
+func (g givingUp) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	<-ctx.Done()
+	return contract.HistorySnapshot{}, ctx.Err()
+}
+func (g givingUp) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
+	<-ctx.Done()
+	return contract.HistorySnapshot{}, ctx.Err()
+}
+func (g givingUp) Shutdown(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+
+// An adapter whose calls give up at every bound without an answer is hung
+// too, although each call returns: the second check whose call gives up
+// marks it so, and every later check names the first.
+func TestAnAdapterGivingUpAtEveryBoundFailsFast(t *testing.T) {
+	t.Parallel()
+	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return givingUp{a} }, new(int))
+	rep := conformance.RunChecks(ctx, f, conformance.WithCallTimeout(300*time.Millisecond))
+	waited, named := 0, 0
+	first := "the adapter hung earlier, in check " + rep.Checks[0].ID + " (Shutdown gave up at its bound of 300ms without an answer, and so did a call in check " + rep.Checks[1].ID + "), so this run bounds every later call at 100ms"
+	for _, r := range rep.Checks {
+		switch {
+		case r.Status == conformance.StatusSkip:
+		case r.Failure == nil:
+			t.Errorf("%s: %s", r.ID, r.Status)
+		case strings.Contains(r.Failure.Actual, first):
+			named++
+		case strings.Contains(r.Failure.Actual, "did not return within 300ms"):
+			waited++
+		default:
+			t.Errorf("%s: %+v", r.ID, r.Failure)
+		}
+	}
+	if waited != 2 || named == 0 {
+		t.Fatalf("%d checks waited the whole bound on the adapter and %d named the first hang, of %d", waited, named, len(rep.Checks))
+	}
+}
