@@ -136,13 +136,19 @@ func (s *familySet) add(f Family) bool {
 // left out it is History. It panics when leave holds a value that is not
 // one of Families (use ParseFamily for names from outside the program).
 func HistoryWithout(runtimeID, sessionID string, leave ...Family) *rapid.Generator[[]contract.Message] {
+	return historyOf(HistoryOptions{RuntimeID: runtimeID, SessionID: sessionID}, familySetOf("HistoryWithout", leave))
+}
+
+// familySetOf returns the set of the families leave, and panics naming the
+// generator fn when one is not of Families.
+func familySetOf(fn string, leave []Family) familySet {
 	var set familySet
 	for _, f := range leave {
 		if !set.add(f) {
-			panic(fmt.Sprintf("gen: HistoryWithout: unknown history family %q", string(f)))
+			panic(fmt.Sprintf("gen: %s: unknown history family %q", fn, string(f)))
 		}
 	}
-	return historyOf(HistoryOptions{RuntimeID: runtimeID, SessionID: sessionID}, set)
+	return set
 }
 
 // FamiliesOf returns the families msgs holds, in the order of Families. It

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 
@@ -174,8 +175,12 @@ func longText(t *rapid.T, n int) string {
 // Messages are dated or not, and dated ones are often out of order with
 // the history. Ids are "<session>:append-<n>-<k><tail>" and call ids
 // "append-call-<n>-<k><tail>", the tails drawn by Identifier: unique per n
-// and unlike the ids History draws.
-func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]contract.Message] {
+// and unlike the ids History draws. The messages hold none of the families
+// in leave (of the appended messages alone: a live call is one the append
+// leaves waiting); it panics when leave holds a value that is not one of
+// Families.
+func AppendedMessages(runtimeID, sessionID string, n int, leave ...Family) *rapid.Generator[[]contract.Message] {
+	set := familySetOf("AppendedMessages", leave)
 	return rapid.Custom(func(t *rapid.T) []contract.Message {
 		entry := func(k int) string {
 			return "append-" + strconv.Itoa(n) + "-" + strconv.Itoa(k) + Identifier().Draw(t, "entryTail")
@@ -192,7 +197,7 @@ func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]con
 				// A runtime appends its own entries: runtime-session
 				// provenance, so that an append checking the runtime id
 				// (SPEC §12) takes every one.
-				var leave familySet
+				leave := set
 				leave.add(FamilyPiSession)
 				createdAt := m.CreatedAt
 				drawDecoration(t, leave)(m, runtimeID)
@@ -203,7 +208,7 @@ func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]con
 		}
 		if rapid.IntRange(0, 2).Draw(t, "exchange") != 0 {
 			role := rapid.SampledFrom(roles).Draw(t, "role")
-			blocks := rapid.SliceOfN(ContentBlock(), 0, 4).Draw(t, "blocks")
+			blocks := rapid.SliceOfN(contentBlock(set), 0, 4).Draw(t, "blocks")
 			if rapid.IntRange(0, 3).Draw(t, "large") == 0 {
 				blocks = append(blocks, &contract.TextBlock{Text: longText(t, Size(1, 64<<10).Draw(t, "textBytes"))})
 			}
@@ -211,20 +216,24 @@ func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]con
 			dated(&m)
 			return []contract.Message{m}
 		}
-		calls := rapid.IntRange(1, 3).Draw(t, "calls")
+		most := 3
+		if set.has(FamilyParallelBatch) || set.has(FamilyMultiResult) {
+			most = 1
+		}
+		calls := rapid.IntRange(1, most).Draw(t, "calls")
 		var callBlocks, resultBlocks []contract.Block
 		for k := range calls {
 			id := "append-call-" + strconv.Itoa(n) + "-" + strconv.Itoa(k) + Identifier().Draw(t, "callTail")
-			c := newCall(t, id, 0)
+			c := newCall(t, id, set)
 			callBlocks = append(callBlocks, c)
-			resultBlocks = append(resultBlocks, newResult(t, id, c.Name, 0))
+			resultBlocks = append(resultBlocks, newResult(t, id, c.Name, set))
 		}
 		if rapid.Bool().Draw(t, "callText") {
 			callBlocks = append([]contract.Block{&contract.TextBlock{Text: text().Draw(t, "callText")}}, callBlocks...)
 		}
 		call := baseMessage(runtimeID, sessionID, entry(0), contract.RoleAssistant, callBlocks)
 		dated(&call)
-		if rapid.IntRange(0, 4).Draw(t, "live") == 0 {
+		if rapid.IntRange(0, 4).Draw(t, "live") == 0 && !set.has(FamilyLiveCall) {
 			return []contract.Message{call}
 		}
 		result := baseMessage(runtimeID, sessionID, entry(1), contract.RoleTool, resultBlocks)
@@ -237,11 +246,14 @@ func AppendedMessages(runtimeID, sessionID string, n int) *rapid.Generator[[]con
 // provenance and tool blocks (so a valid history stays valid and its tool
 // atomic groups keep their members), with its other blocks, role of a
 // message without tool blocks, createdAt or flags changed — or, now and
-// then, nothing changed at all.
-func RewrittenMessage(m contract.Message) *rapid.Generator[contract.Message] {
+// then, nothing changed at all. What it changes draws none of the families
+// in leave (what m holds already is kept); it panics when leave holds a
+// value that is not one of Families.
+func RewrittenMessage(m contract.Message, leave ...Family) *rapid.Generator[contract.Message] {
+	set := familySetOf("RewrittenMessage", leave)
 	return rapid.Custom(func(t *rapid.T) contract.Message {
 		out := contract.CloneMessage(&m)
-		tool := false
+		tool, results := false, 0
 		var kept []contract.Block
 		for _, b := range out.Blocks {
 			switch b.(type) {
@@ -249,12 +261,22 @@ func RewrittenMessage(m contract.Message) *rapid.Generator[contract.Message] {
 				tool = true
 				kept = append(kept, b)
 			}
+			if _, ok := b.(*contract.ToolResultBlock); ok {
+				results++
+			}
 		}
 		switch rapid.IntRange(0, 5).Draw(t, "rewrite") {
 		case 0: // unchanged
 		case 1:
-			out.CreatedAt = new(float64(rapid.Int64Range(0, 1<<53).Draw(t, "createdAt")))
+			at := float64(rapid.Int64Range(0, 1<<53).Draw(t, "createdAt"))
+			if set.has(FamilyCreatedAtOutOfRange) {
+				at = math.Mod(at, MaxDateMillis)
+			}
+			out.CreatedAt = &at
 		case 2:
+			if set.has(FamilyMessageFlags) {
+				break
+			}
 			out.Flags.Pinned = new(!(out.Flags.Pinned != nil && *out.Flags.Pinned))
 		case 3:
 			if !tool {
@@ -262,7 +284,15 @@ func RewrittenMessage(m contract.Message) *rapid.Generator[contract.Message] {
 			}
 			fallthrough
 		default:
-			blocks := rapid.SliceOfN(ContentBlock(), 1, 4).Draw(t, "blocks")
+			// Blocks beside a result are a family of their own.
+			lo := 1
+			if results > 0 && set.has(FamilyResultWithText) {
+				lo = 0
+			}
+			blocks := rapid.SliceOfN(contentBlock(set), lo, 4).Draw(t, "blocks")
+			if results > 0 && set.has(FamilyResultWithText) {
+				blocks = nil
+			}
 			out.Blocks = append(kept, blocks...)
 		}
 		return out

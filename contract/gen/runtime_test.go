@@ -2,6 +2,7 @@ package gen_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -36,6 +37,32 @@ func TestAppendsAndRewritesKeepHistoriesValid(t *testing.T) {
 		h[i] = r
 		if issues := validSnapshot(rt, session, h); len(issues) != 0 {
 			t.Fatalf("history with a rewrite is invalid: %+v", issues)
+		}
+	})
+}
+
+// Appends and rewrites told to leave families out draw none of them, and
+// keep the history valid.
+func TestAppendsAndRewritesLeaveFamiliesOut(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		const rt, session = "rt", "session"
+		leave := rapid.SliceOfDistinct(rapid.SampledFrom(gen.Families()), func(f gen.Family) gen.Family { return f }).Draw(t, "leave")
+		h := gen.HistoryWithout(rt, session, leave...).Draw(t, "history")
+		for n := range rapid.IntRange(1, 6).Draw(t, "appends") {
+			h = append(h, gen.AppendedMessages(rt, session, n, leave...).Draw(t, "appended")...)
+		}
+		for range rapid.IntRange(0, 4).Draw(t, "rewrites") {
+			i := rapid.IntRange(0, len(h)-1).Draw(t, "at")
+			h[i] = gen.RewrittenMessage(h[i], leave...).Draw(t, "rewritten")
+		}
+		if issues := validSnapshot(rt, session, h); len(issues) != 0 {
+			t.Fatalf("history is invalid: %+v", issues)
+		}
+		for _, f := range gen.FamiliesOf(h) {
+			// Appends may make a history long.
+			if slices.Contains(leave, f) && f != gen.FamilyLongHistory {
+				t.Fatalf("the history with appends and rewrites holds %s, left out", f)
+			}
 		}
 	})
 }
