@@ -180,14 +180,7 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	var res createResult
 	params := createParams{Fixture: setup.Fixture, LocalKVPort: setup.LocalKVPort != nil}
 	if err := c.p.call(ctx, c.timeout, MethodCreate, params, &res); err != nil {
-		var re *RemoteError
-		if errors.As(err, &re) && re.Code == CodeUnrepresentable {
-			if re.Message == "" {
-				return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family))
-			}
-			return conformance.Instance{}, conformance.Unrepresentable(gen.Family(re.Family), re.Message)
-		}
-		return conformance.Instance{}, err
+		return conformance.Instance{}, refusal(err)
 	}
 	if res.Instance == "" {
 		return conformance.Instance{}, fmt.Errorf("bridge: create: %w: the result names no instance", ErrProtocol)
@@ -225,7 +218,20 @@ type remoteSource struct {
 }
 
 func (s remoteSource) Append(ctx context.Context, msg contract.Message) error {
-	return s.c.p.call(ctx, s.c.timeout, MethodSourceAppend, sourceAppendParams{Instance: s.id, Message: msg}, nil)
+	return refusal(s.c.p.call(ctx, s.c.timeout, MethodSourceAppend, sourceAppendParams{Instance: s.id, Message: msg}, nil))
+}
+
+// refusal returns err, or, when the adapter process answered
+// unrepresentable, the refusal it names (conformance.Unrepresentable).
+func refusal(err error) error {
+	var re *RemoteError
+	if !errors.As(err, &re) || re.Code != CodeUnrepresentable {
+		return err
+	}
+	if re.Message == "" {
+		return conformance.Unrepresentable(gen.Family(re.Family))
+	}
+	return conformance.Unrepresentable(gen.Family(re.Family), re.Message)
 }
 
 func (s remoteSource) Corrupt(ctx context.Context) error {
@@ -237,7 +243,7 @@ func (s remoteSource) Corrupt(ctx context.Context) error {
 type remoteRewritingSource struct{ remoteSource }
 
 func (s remoteRewritingSource) Rewrite(ctx context.Context, msg contract.Message) error {
-	return s.c.p.call(ctx, s.c.timeout, MethodSourceRewrite, sourceAppendParams{Instance: s.id, Message: msg}, nil)
+	return refusal(s.c.p.call(ctx, s.c.timeout, MethodSourceRewrite, sourceAppendParams{Instance: s.id, Message: msg}, nil))
 }
 
 // Err returns the error that broke the connection, or nil while it works.

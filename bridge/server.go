@@ -227,10 +227,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		if err := unmarshalParams(params, &p); err != nil {
 			return nil, invalidParams(method)
 		}
+		var err error
 		if method == MethodSourceRewrite {
-			return nil, errorOrNil(rw.Rewrite(ctx, p.Message))
+			err = rw.Rewrite(ctx, p.Message)
+		} else {
+			err = src.Append(ctx, p.Message)
 		}
-		return nil, errorOrNil(src.Append(ctx, p.Message))
+		if we := unrepresentable(err); we != nil {
+			return nil, we // a runtime that cannot hold the message
+		}
+		return nil, errorOrNil(err)
 	case MethodShutdown:
 		if err := a.Shutdown(ctx); err != nil {
 			return nil, adapterError(err)

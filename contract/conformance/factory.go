@@ -70,7 +70,10 @@ type Instance struct {
 type Source interface {
 	// Append appends msg, a valid message of the fixture's runtime and
 	// session with a new id, at the end of the canonical history, as the
-	// runtime would record a new entry.
+	// runtime would record a new entry. A runtime that cannot hold msg
+	// returns Unrepresentable(family), naming a family msg holds, and
+	// appends nothing: the family is a limit of the run, and the checks
+	// append no more of it.
 	Append(ctx context.Context, msg contract.Message) error
 	// Corrupt damages the canonical history so that it no longer reads as
 	// a valid history (for a file, bytes that do not parse): the adapter

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // CheckModel is the id of the model check: random sequences of operations
@@ -49,25 +51,52 @@ func checkModel(ctx context.Context, e *env) error {
 	if seed == 0 {
 		seed = randomSeed()
 	}
+	// No sequence draws a family the run leaves out or the instance
+	// declares it cannot hold, nor, once refused, a family refused.
+	leave, err := modelLeave(ctx, e)
+	if err != nil {
+		return err
+	}
 	counts := newModelCounts()
+	counts.limits = &e.limits
 	ops, seqs := 0, 0
 	for ops < steps {
 		s := seqSeed(seed, seqs)
+		for f := range counts.refused {
+			if !slices.Contains(leave, f) {
+				leave = append(leave, f)
+			}
+		}
 		// The first sequence of every run puts two instances side by
 		// side, so that no run leaves their independence untried.
-		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, e.opts.LeftOut)
+		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, leave)
 		seqs++
 		ops += len(seq.ops) - seq.opening
 		if _, err := runSeq(ctx, e, seq, counts); err != nil {
-			if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
+			where := fmt.Sprintf("sequence %d of seed %s (replay: --seed %d --model-steps %d)", seqs, seedText(seed), seed, steps)
+			switch {
+			case errors.As(err, new(errBeforeOps)):
+				// Starting the instances failed: no operation ran, so
+				// there is nothing to shrink.
+				return withNote(err, where+", before its first operation, starting "+instanceCount(len(seq.fixtures)))
+			case errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)):
 				// A call that never returned is not shrunk: every try
 				// would wait out the bound again.
-				return withNote(err, fmt.Sprintf("sequence %d of seed %s (replay: --seed %d --model-steps %d)", seqs, seedText(seed), seed, steps))
+				return withNote(err, where)
 			}
-			return shrinkModel(ctx, e, seq, err, fmt.Sprintf("sequence %d of seed %s (replay: --seed %d --model-steps %d)", seqs, seedText(seed), seed, steps))
+			return shrinkModel(ctx, e, seq, err, where)
 		}
 	}
 	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", seqs, ops, seedText(seed))
+	if len(counts.refused) > 0 {
+		var parts []string
+		for _, f := range gen.Families() {
+			if n := counts.refused[f]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, f))
+			}
+		}
+		e.note += "; refused: " + strings.Join(parts, ", ")
+	}
 	var kv, parts []string
 	for _, outcome := range slices.Sorted(maps.Keys(counts.kv)) {
 		kv = append(kv, fmt.Sprintf("%d %s", counts.kv[outcome], outcome))
@@ -84,6 +113,32 @@ func checkModel(ctx context.Context, e *env) error {
 	return nil
 }
 
+// modelLeave returns the families no sequence of the run draws: those the
+// options leave out and those an instance holding the conformance fixture
+// declares it cannot hold (each a limit of the run).
+func modelLeave(ctx context.Context, e *env) ([]gen.Family, error) {
+	leave := slices.Clone(e.opts.LeftOut)
+	declared, err := declaredLimits(ctx, e)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range declared {
+		if !slices.Contains(leave, f) {
+			e.limits.add(Limit{Family: f, Reason: "declared by the instance"})
+			leave = append(leave, f)
+		}
+	}
+	return leave, nil
+}
+
+// instanceCount is "1 instance" or "n instances".
+func instanceCount(n int) string {
+	if n == 1 {
+		return "1 instance"
+	}
+	return fmt.Sprintf("%d instances", n)
+}
+
 // shrinkModel shrinks a failing sequence to a shorter one that still
 // fails — removing runs of operations, halving their length each round,
 // within a time and a try budget — and returns the failure of the
@@ -95,7 +150,7 @@ func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where st
 	fails := func(cand []modelOp) error {
 		tries++
 		_, err := runSeq(ctx, e, seq.withOps(cand), newModelCounts())
-		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) {
+		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) || errors.As(err, new(errBeforeOps)) {
 			return nil // a different failure: keep the longer sequence
 		}
 		return err

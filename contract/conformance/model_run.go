@@ -55,6 +55,9 @@ type modelRun struct {
 	counts *modelCounts
 	// small keeps payloads small.
 	small bool
+	// leave are the families no append or rewrite draws: the sequence's,
+	// and those a source refused during the run.
+	leave []gen.Family
 }
 
 // modelLeaks are texts no diagnostic or fallback reason may hold: the
@@ -87,7 +90,7 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	if ref, ok := refusalOf(err); ok {
 		// A refusal keeps the rules one history can show; the sequence
 		// then runs on the conformance fixture, which every runtime holds.
-		if err := checkRefusal(ref, fx.Messages); err != nil {
+		if err := r.refuse(ref, fx.Messages); err != nil {
 			return nil, err
 		}
 		fx.Messages = NewFixture().Messages
@@ -152,11 +155,43 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 // completions.
 type modelCounts struct {
 	skipped, kv map[string]int
+	// refused counts the histories a factory and the appends and rewrites
+	// a source refused, by family: limits of the run, which later
+	// sequences draw none of.
+	refused map[gen.Family]int
+	// limits, when set, collects the refusals as limits of the check
+	// (nil while shrinking, whose reruns count nothing).
+	limits *limitSet
 }
 
 func newModelCounts() *modelCounts {
-	return &modelCounts{skipped: map[string]int{}, kv: map[string]int{}}
+	return &modelCounts{skipped: map[string]int{}, kv: map[string]int{}, refused: map[gen.Family]int{}}
 }
+
+// refuse checks a refusal of msgs by the rules one history can show and
+// counts it as a limit of the run; later appends and rewrites draw none of
+// its family.
+func (r *modelRun) refuse(ref Refusal, msgs []contract.Message) error {
+	if err := checkRefusal(ref, msgs); err != nil {
+		return err
+	}
+	r.counts.refused[ref.Family]++
+	if !slices.Contains(r.leave, ref.Family) {
+		r.leave = append(r.leave, ref.Family)
+	}
+	reason := "refused"
+	if ref.Detail != "" {
+		reason += ": " + ref.Detail
+	}
+	r.counts.limits.add(Limit{Family: ref.Family, Count: 1, Reason: reason})
+	return nil
+}
+
+// errBeforeOps marks a failure of a sequence before its first operation:
+// starting its instances. Shrinking the operations cannot change it.
+type errBeforeOps struct{ error }
+
+func (e errBeforeOps) Unwrap() error { return e.error }
 
 // skip notes an operation that could not run.
 func (r *modelRun) skip(reason string) (diagnosticsRule, string, error) {
@@ -172,7 +207,7 @@ var errSkipOp = errors.New("operation skipped")
 
 // runSeq runs seq on fresh instances and closes them.
 func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (log []string, err error) {
-	r := &modelRun{ctx: ctx, e: e, counts: counts, small: seq.small}
+	r := &modelRun{ctx: ctx, e: e, counts: counts, small: seq.small, leave: slices.Clone(seq.leave)}
 	defer func() {
 		for _, in := range r.insts {
 			e.forget(in.s)
@@ -190,7 +225,7 @@ func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (lo
 	for i, fx := range seq.fixtures {
 		in, err := r.newModelInst(fx, i < len(seq.kv) && seq.kv[i])
 		if err != nil {
-			return r.log, err
+			return r.log, errBeforeOps{err}
 		}
 		r.insts = append(r.insts, in)
 	}
@@ -287,11 +322,24 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		if m.closed || m.corrupt {
 			return r.skip("no source writes to a closed or corrupt instance")
 		}
-		msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n).Example(op.seed)
+		msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
 		bytes := 0
-		for _, msg := range msgs {
+		for k, msg := range msgs {
 			if err := in.src.Append(ctx, msg); err != nil {
-				return diagnosticsRule{}, "", failed("the instance's Source must append a valid message with a new id", err)
+				ref, ok := refusalOf(err)
+				if !ok {
+					return diagnosticsRule{}, "", failed("the instance's Source must append a valid message with a new id", err)
+				}
+				// The runtime cannot hold the message: a limit, if the
+				// message holds the family. Nothing more of the exchange
+				// is appended (a result without its call breaks a history).
+				if err := r.refuse(ref, msgs[k:k+1]); err != nil {
+					return diagnosticsRule{}, "", err
+				}
+				if k > 0 {
+					m.sourceWritten()
+				}
+				return diagnosticsRule{}, fmt.Sprintf("%d messages, %d bytes, then one refused for %s", k, bytes, ref.Family), nil
 			}
 			b, _ := contract.AppendMessageJSON(nil, &msg)
 			bytes += len(b)
@@ -310,9 +358,17 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 			return r.skip("no source writes to a closed or corrupt instance")
 		}
 		i := op.seed % len(m.msgs)
-		msg := gen.RewrittenMessage(m.msgs[i]).Example(op.seed)
+		msg := gen.RewrittenMessage(m.msgs[i], r.leave...).Example(op.seed)
 		if err := in.rewrite(ctx, msg); err != nil {
-			return diagnosticsRule{}, "", failed("the instance's SourceRewriter must rewrite a message of the history in place", err)
+			ref, ok := refusalOf(err)
+			if !ok {
+				return diagnosticsRule{}, "", failed("the instance's SourceRewriter must rewrite a message of the history in place", err)
+			}
+			// The message as it was stays.
+			if err := r.refuse(ref, []contract.Message{msg}); err != nil {
+				return diagnosticsRule{}, "", err
+			}
+			return diagnosticsRule{}, fmt.Sprintf("message #%d of %d, refused for %s", i, len(m.msgs), ref.Family), nil
 		}
 		m.msgs[i] = msg
 		m.sourceWritten()

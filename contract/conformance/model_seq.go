@@ -78,6 +78,11 @@ type modelSeq struct {
 	// opening is how many operations open the sequence without being
 	// drawn (cancelledRun's).
 	opening int
+	// leave are the families no history, append or rewrite of the
+	// sequence draws: those the run leaves out (WithoutFamilies), those
+	// the instance declares it cannot hold (Instance.Limits), and those
+	// refused earlier in the run.
+	leave []gen.Family
 }
 
 // withOps returns a copy of s running ops instead of its own (a shrunk
@@ -146,6 +151,7 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 	if seq.small {
 		leave = append(slices.Clone(leave), gen.FamilyLongHistory)
 	}
+	seq.leave = slices.Clone(leave)
 	instances := 1
 	if r.IntN(modelTwinOdds) == 0 || twins {
 		instances = 2

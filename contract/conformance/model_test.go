@@ -2,11 +2,14 @@ package conformance_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -70,5 +73,100 @@ func TestModelChecksLocalKVMetadata(t *testing.T) {
 	r := c.Run(ctx, f, conformance.WithModelSteps(3000), conformance.WithSeed(3))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "metadata") || !strings.Contains(r.Failure.Actual, "kv hit") {
 		t.Fatalf("%s: %+v", r.Status, r.Failure)
+	}
+}
+
+// limitedSource is a runtime's source hook that cannot hold a message of
+// one family: it answers refuse's error for one, and writes nothing.
+type limitedSource struct {
+	inner  conformance.Source
+	family gen.Family
+	refuse func(gen.Family) error
+}
+
+func (s limitedSource) check(msg contract.Message) error {
+	if slices.Contains(gen.FamiliesOf([]contract.Message{msg}), s.family) {
+		return s.refuse(s.family)
+	}
+	return nil
+}
+
+func (s limitedSource) Append(ctx context.Context, msg contract.Message) error {
+	if err := s.check(msg); err != nil {
+		return err
+	}
+	return s.inner.Append(ctx, msg)
+}
+
+func (s limitedSource) Corrupt(ctx context.Context) error { return s.inner.Corrupt(ctx) }
+
+func (s limitedSource) Rewrite(ctx context.Context, msg contract.Message) error {
+	if err := s.check(msg); err != nil {
+		return err
+	}
+	return s.inner.(conformance.SourceRewriter).Rewrite(ctx, msg)
+}
+
+// limitedRuntime is correct() for a runtime that cannot hold histories of
+// family: with declare it says so up front (Instance.Limits) and fails on
+// such a history or message as a runtime would; otherwise its factory and
+// source refuse them (conformance.Unrepresentable).
+func limitedRuntime(family gen.Family, declare bool) conformance.Factory {
+	refuse := func(f gen.Family) error { return conformance.Unrepresentable(f, "cannot hold it") }
+	if declare {
+		refuse = func(f gen.Family) error { return fmt.Errorf("the runtime cannot hold %s", f) }
+	}
+	return conformance.NewFactory("limited", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		if slices.Contains(gen.FamiliesOf(setup.Fixture.Messages), family) {
+			return conformance.Instance{}, refuse(family)
+		}
+		inst, err := correct().Create(ctx, setup)
+		if err != nil {
+			return inst, err
+		}
+		if declare {
+			inst.Limits = []gen.Family{family}
+		}
+		inst.Source = limitedSource{inner: inst.Source, family: family, refuse: refuse}
+		return inst, nil
+	})
+}
+
+// A runtime that declares a family it cannot hold, or refuses it where it
+// is handed one, passes the model check with the family shown as a limit.
+func TestModelPassesALimitedRuntime(t *testing.T) {
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	for _, declare := range []bool{true, false} {
+		r := c.Run(ctx, limitedRuntime(gen.FamilyThinking, declare), conformance.WithModelSteps(1500), conformance.WithSeed(5))
+		if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Family != gen.FamilyThinking {
+			t.Fatalf("declared %t: %s %+v, limits %+v", declare, r.Status, r.Failure, r.Limits)
+		}
+		if declare && r.Limits[0].Reason != "declared by the instance" ||
+			!declare && (r.Limits[0].Reason != "refused: cannot hold it" || r.Limits[0].Count == 0 || !strings.Contains(r.Note, "; refused: ")) {
+			t.Fatalf("declared %t: limits %+v, note %q", declare, r.Limits, r.Note)
+		}
+	}
+}
+
+// A source refusing a message for a family it does not hold fails, as a
+// factory's refusal does; a required family is no limit.
+func TestModelRefusalsKeepTheRules(t *testing.T) {
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	lying := conformance.NewFactory("lying", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := correct().Create(ctx, setup)
+		if err == nil {
+			inst.Source = limitedSource{inner: inst.Source, family: gen.FamilyThinking,
+				refuse: func(gen.Family) error { return conformance.Unrepresentable(gen.FamilyImage) }}
+		}
+		return inst, err
+	})
+	r := c.Run(ctx, lying, conformance.WithModelSteps(1500), conformance.WithSeed(5))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "refused for image; the history holds none") {
+		t.Fatalf("lying refusal: %s %+v", r.Status, r.Failure)
+	}
+	r = c.Run(ctx, limitedRuntime(gen.FamilyThinking, false), conformance.WithModelSteps(1500), conformance.WithSeed(5),
+		conformance.WithRequiredFamilies(gen.FamilyThinking))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "a required family is no limit") {
+		t.Fatalf("required family: %s %+v", r.Status, r.Failure)
 	}
 }

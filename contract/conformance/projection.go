@@ -356,31 +356,43 @@ func (p *ProjectionRun) start(ctx context.Context, e *env) error {
 		// Nothing of a family left out is checked: the verdict says so.
 		p.limits.add(Limit{Family: f, Reason: "left out of the run (WithoutFamilies)"})
 	}
-	s, err := e.start(ctx)
+	declared, err := declaredLimits(ctx, e)
 	if err != nil {
 		return err
 	}
-	declared := slices.Clone(s.instance.Limits)
-	e.forget(s)
-	if err := s.Close(ctx); err != nil {
-		return failed("the instance must shut down and clean up without error", err)
-	}
+	p.declared = declared
 	for _, f := range declared {
-		if _, err := gen.ParseFamily(string(f)); err != nil || f == gen.FamilyLongHistory {
-			return broken(ruleDeclaredLimits, "declared limits of gen.Families, long-history not among them", "declared limit "+q(string(f)))
-		}
-		if slices.Contains(p.declared, f) {
-			continue
-		}
-		p.declared = append(p.declared, f)
 		if !slices.Contains(p.leftOut, f) {
 			p.limits.add(Limit{Family: f, Reason: "declared by the instance"})
-		}
-		if !slices.Contains(p.leftOut, f) {
 			p.leftOut = append(p.leftOut, f)
 		}
 	}
 	return requiredLimit(p.limits.list(), p.opts.RequiredFamilies)
+}
+
+// declaredLimits creates an instance holding the conformance fixture and
+// returns the families it declares it cannot hold (Instance.Limits), each
+// once, checked to be families of gen.Families other than long-history.
+func declaredLimits(ctx context.Context, e *env) ([]gen.Family, error) {
+	s, err := e.start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	limits := slices.Clone(s.instance.Limits)
+	e.forget(s)
+	if err := s.Close(ctx); err != nil {
+		return nil, failed("the instance must shut down and clean up without error", err)
+	}
+	var declared []gen.Family
+	for _, f := range limits {
+		if _, err := gen.ParseFamily(string(f)); err != nil || f == gen.FamilyLongHistory {
+			return nil, broken(ruleDeclaredLimits, "declared limits of gen.Families, long-history not among them", "declared limit "+q(string(f)))
+		}
+		if !slices.Contains(declared, f) {
+			declared = append(declared, f)
+		}
+	}
+	return declared, nil
 }
 
 // check projects one drawn history, where naming it in failures. It

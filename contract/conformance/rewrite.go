@@ -15,7 +15,9 @@ type SourceRewriter interface {
 	// Rewrite replaces the message whose id is msg.ID with msg, at the
 	// same position. msg is valid, keeps the id, provenance and tool
 	// blocks of the message it replaces, so the history stays valid. It
-	// errors when no message has that id.
+	// errors when no message has that id. A runtime that cannot hold msg
+	// returns Unrepresentable(family), naming a family msg holds, and
+	// leaves the message as it was: the family is a limit of the run.
 	Rewrite(ctx context.Context, msg contract.Message) error
 }
 
