@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -77,7 +78,7 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 	if len(rep.Limits) > 0 {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "limits", Value: conformance.LimitNames(rep.Limits)})
 		for _, l := range rep.Limits {
-			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: fmt.Sprintf("%d histories, %s", l.Count, l.Reason)})
+			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: strings.TrimPrefix(l.String(), l.Name()+" — ")})
 		}
 	}
 	for _, c := range rep.Checks {

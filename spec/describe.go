@@ -113,7 +113,7 @@ func limitsEntry(id string, limits []conformance.Limit) {
 	}
 	parts := make([]string, len(limits))
 	for i, l := range limits {
-		parts[i] = fmt.Sprintf("%s: %d, %s", l.Name(), l.Count, l.Reason)
+		parts[i] = l.String()
 	}
 	ginkgo.AddReportEntry("conformance limits", id+" — "+strings.Join(parts, "; "))
 }

@@ -37,6 +37,19 @@ func (l Limit) Name() string {
 	return string(l.Holding)
 }
 
+// String is the limit as the faces show it: "multi-result — 47 histories,
+// refused: …", "image — declared by the instance" (nothing of a declared or
+// left-out family is drawn, so nothing is counted).
+func (l Limit) String() string {
+	switch l.Count {
+	case 0:
+		return l.Name() + " — " + l.Reason
+	case 1:
+		return l.Name() + " — 1 history, " + l.Reason
+	}
+	return fmt.Sprintf("%s — %d histories, %s", l.Name(), l.Count, l.Reason)
+}
+
 // LimitNames returns the names of limits, in order, joined by ", ".
 func LimitNames(limits []Limit) string {
 	names := make([]string, len(limits))
