@@ -285,7 +285,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 		}
 		if specKey(r) == conformance.CheckProjection && (name == "mutant refuses-multi-result-tool-messages" || name == "mutant holds-histories-like-pi") {
 			limits[name] = slices.ContainsFunc(r.ReportEntries, func(e types.ReportEntry) bool {
-				return e.Name == "conformance limits" && strings.Contains(e.Value.String(), map[bool]string{true: "multi-result: ", false: "provenance-source: "}[strings.Contains(name, "multi-result")])
+				return e.Name == "conformance limits" && strings.Contains(e.Value.String(), map[bool]string{true: "multi-result — ", false: "provenance-source — "}[strings.Contains(name, "multi-result")])
 			})
 		}
 		if name == correctName && specKey(r) == conformance.CheckEmbeddingPort &&

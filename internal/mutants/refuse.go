@@ -111,7 +111,7 @@ var refusalCatalogue = []Mutant{
 	},
 	{
 		Name: "declares-long-history", Breaks: "long-history cannot be declared a limit",
-		Fails:  all(conformance.CheckProjection),
+		Fails:  all(conformance.CheckProjection, conformance.CheckModel),
 		wrap:   plain,
 		limits: []gen.Family{gen.FamilyLongHistory},
 	},
