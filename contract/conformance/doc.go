@@ -1,6 +1,7 @@
 // Package conformance is the framework-free conformance runner for
-// runtime-adapter-v1 adapters. It imports no test framework, in the manner
-// of testing/fstest.TestFS.
+// runtime-adapter-v1 adapters, in the manner of testing/fstest.TestFS: it
+// imports no test framework (only package testing's interfaces, so that a
+// factory may use the running test, Setup.TB).
 //
 // An adapter repository implements a Factory (or calls NewFactory): given
 // the versioned Fixture and a completion transport, it creates one adapter

@@ -3,8 +3,7 @@ package conformance
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-	"reflect"
+	"encoding/json"
 	"slices"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -121,22 +120,6 @@ func contentKey(msgs []contract.Message) string {
 // revision back.
 func (m *model) sourceWritten() { m.stable = "" }
 
-// checkRevision checks a snapshot's revision against every earlier one.
-func (m *model) checkRevision(method, rev string) error {
-	key := contentKey(m.msgs)
-	if was, ok := m.revisions[rev]; ok && was != key {
-		return broken("the revision tracks the canonical content: one revision never names two different contents",
-			"a revision not seen with other content", method+" returned revision "+q(rev)+", seen before with other content")
-	}
-	if m.stable != "" && rev != m.stable {
-		return broken("the revision of an unchanged canonical history is the same in every snapshot and rebuild",
-			"revision "+q(m.stable)+" (the source was not written since)", method+" returned revision "+q(rev))
-	}
-	m.revisions[rev] = key
-	m.stable = rev
-	return nil
-}
-
 // record is a diagnostic SPEC makes the adapter record.
 func (m *model) record(code string, sev contract.Severity) { m.recordFor(code, sev, "") }
 
@@ -164,135 +147,131 @@ type diagnosticsRule struct {
 	anyError bool
 }
 
-// checkDiagnostics checks the diagnostics an operation left: after, read
-// right after it, against before, read right before it.
-func (m *model) checkDiagnostics(op string, rule diagnosticsRule, before, after []contract.Diagnostic) error {
-	for i, d := range after {
-		if d.Severity != contract.SeverityInfo && d.Severity != contract.SeverityWarning && d.Severity != contract.SeverityError {
-			return broken("a diagnostic's severity is info, warning or error", "one of the three", fmt.Sprintf("diagnostic #%d (%s) of severity %s", i, q(d.Code), q(string(d.Severity))))
-		}
-		if want, ok := pinnedSeverities[d.Code]; ok && d.Severity != want {
-			return broken("a diagnostic of a code SPEC names has the severity SPEC gives it (§9, §11)", fmt.Sprintf("%s of severity %s", q(d.Code), want),
-				fmt.Sprintf("diagnostic #%d of severity %s", i, q(string(d.Severity))))
-		}
-		if contract.IsBlank(d.Code) {
-			return broken("a diagnostic has a code", "a non-blank code", fmt.Sprintf("diagnostic #%d with a blank code", i))
-		}
-	}
-	if m.reference {
-		// §12: the reference adapter keeps the newest 100, with the
-		// messages §12 gives by code.
-		if d := diffDiagnostics(m.diagnostics, after); d != "" {
-			return broken("the reference adapter records exactly the diagnostics SPEC §9 and §12 name, with §12's messages, and keeps the newest 100",
-				fmt.Sprintf("%d diagnostics ending %s", len(m.diagnostics), qs(diagnosticCodes(lastN(m.diagnostics, 3)))), op+": "+d)
-		}
-		return nil
-	}
-	if rule.none && !reflect.DeepEqual(nonNilDiags(before), nonNilDiags(after)) {
-		return broken("an operation SPEC says records no diagnostic leaves the diagnostics as they were (§9: negotiation, enforcement refused for a closed adapter or a blank provider, a closed adapter's completion)",
-			fmt.Sprintf("the %d diagnostics of before", len(before)), fmt.Sprintf("%s: %d diagnostics, codes %s", op, len(after), qs(diagnosticCodes(lastN(after, 3)))))
-	}
-	// latitude: SPEC says only "bounded" for adapters other than the
-	// reference: once the list is full, which entries an adapter drops is
-	// its choice. So a recorded code must be there after the operation,
-	// and one more of it than before unless the list did not grow.
-	for _, want := range rule.records {
-		if !hasDiagnostic(after, want.Code, want.Severity) {
-			return broken("an operation SPEC says records a diagnostic records it (§9)", fmt.Sprintf("a diagnostic %s (%s)", q(want.Code), want.Severity),
-				fmt.Sprintf("%s: codes %s", op, qs(diagnosticCodes(lastN(after, 4)))))
-		}
-		if want.Capability != "" && !slices.ContainsFunc(after, func(d contract.Diagnostic) bool { return d.Code == want.Code && d.Capability == want.Capability }) {
-			return broken("a diagnostic SPEC records for a capability names it (§11)", fmt.Sprintf("a diagnostic %s of capability %s", q(want.Code), want.Capability),
-				fmt.Sprintf("%s: none names it", op))
-		}
-		if countCode(after, want.Code) <= countCode(before, want.Code) && len(after) > len(before) {
-			return broken("an operation SPEC says records a diagnostic records it (§9)", fmt.Sprintf("one more %s than the %d before", q(want.Code), countCode(before, want.Code)),
-				fmt.Sprintf("%s: still %d, though the list grew to %d", op, countCode(after, want.Code), len(after)))
-		}
-	}
-	if rule.anyError && !slices.ContainsFunc(after, func(d contract.Diagnostic) bool { return d.Severity == contract.SeverityError }) {
-		return broken("a history read of a corrupt canonical source records a diagnostic of severity error (§4)", "a diagnostic of severity error",
-			fmt.Sprintf("%s: codes %s", op, qs(diagnosticCodes(lastN(after, 4)))))
-	}
-	return nil
+// readAnswer is what SPEC makes a snapshot or a rebuild answer: an error,
+// or the history the model holds, as the instance holds it (compared
+// message by message), with a revision that tracks it (checkRevision).
+type readAnswer struct {
+	// fails is the rule a read breaks by not failing; "" when it must
+	// project the history.
+	fails string
+	// rule is what the read does to the diagnostics.
+	rule diagnosticsRule
+	// desc names the case that fails ("closed", "corrupt").
+	desc string
 }
 
-func nonNilDiags(ds []contract.Diagnostic) []contract.Diagnostic {
-	if ds == nil {
-		return []contract.Diagnostic{}
+// read is what method (SnapshotHistory, or with rebuild
+// RebuildDerivedState) answers, and advances the model past it.
+func (m *model) read(method string, rebuild bool) readAnswer {
+	switch {
+	case m.closed:
+		return readAnswer{fails: "after shutdown, " + method + " returns an error (§4)", desc: "closed"}
+	case m.corrupt:
+		// §4: a corrupt source is an error diagnostic; §12 names the
+		// reference adapter's code.
+		m.record("canonical-history-read-failed", contract.SeverityError)
+		return readAnswer{fails: method + " of a corrupt canonical source fails: it never yields an empty, stale or invented history",
+			rule: diagnosticsRule{anyError: true}, desc: "corrupt"}
 	}
-	return ds
+	if rebuild {
+		// §12: the reference adapter records derived-state-rebuilt.
+		// latitude: other adapters may record what they like here.
+		m.record("derived-state-rebuilt", contract.SeverityInfo)
+	}
+	return readAnswer{}
 }
 
-func lastN(ds []contract.Diagnostic, n int) []contract.Diagnostic { return ds[max(0, len(ds)-n):] }
+// enforceRefused says EnforcePrivacy for provider returns an error
+// without recording a diagnostic (§9): the adapter is closed or the
+// provider blank.
+func (m *model) enforceRefused(provider string) bool { return m.closed || contract.IsBlank(provider) }
 
-func countCode(ds []contract.Diagnostic, code string) int {
-	n := 0
-	for _, d := range ds {
-		if d.Code == code {
-			n++
-		}
-	}
-	return n
+// enforceFailedClosed advances the model past an enforcement that fails
+// closed on a payload that cannot be fully inspected (§8), and returns
+// what it does to the diagnostics.
+func (m *model) enforceFailedClosed() diagnosticsRule {
+	m.record(contract.DiagnosticPrivacyEnforcementFailed, contract.SeverityError)
+	return diagnosticsRule{records: []contract.Diagnostic{{Code: contract.DiagnosticPrivacyEnforcementFailed, Severity: contract.SeverityError}}}
 }
 
-func hasDiagnostic(ds []contract.Diagnostic, code string, sev contract.Severity) bool {
-	return slices.ContainsFunc(ds, func(d contract.Diagnostic) bool { return d.Code == code && d.Severity == sev })
+// validCompletion says the model enforces c's payload: the adapter is open
+// and the request names a provider and a model.
+func (m *model) validCompletion(c completionCall) bool {
+	return !m.closed && !contract.IsBlank(c.provider) && !contract.IsBlank(c.model)
 }
 
-// diffDiagnostics describes the first difference between two diagnostic
-// lists, as metadata, or returns "".
-func diffDiagnostics(want, got []contract.Diagnostic) string {
-	if len(want) != len(got) {
-		return fmt.Sprintf("%d diagnostics expected, %d got (last codes %s)", len(want), len(got), qs(diagnosticCodes(lastN(got, 3))))
-	}
-	for i := range want {
-		w, g := want[i], got[i]
-		switch {
-		case w.Code != g.Code:
-			return fmt.Sprintf("diagnostic #%d: code %s expected, %s got", i, q(w.Code), q(g.Code))
-		case w.Severity != g.Severity:
-			return fmt.Sprintf("diagnostic #%d (%s): severity %s expected, %s got", i, q(w.Code), w.Severity, q(string(g.Severity)))
-		case w.Message != g.Message:
-			return fmt.Sprintf("diagnostic #%d (%s): message of %d bytes expected (SPEC §12), %d bytes got", i, q(w.Code), len(w.Message), len(g.Message))
-		case w.Capability != g.Capability:
-			return fmt.Sprintf("diagnostic #%d (%s): capability %s expected, %s got", i, q(w.Code), q(string(w.Capability)), q(string(g.Capability)))
-		}
-	}
-	return ""
+// completionAnswer is what SPEC makes a completion answer.
+type completionAnswer struct {
+	// fallback is the fallback of a call that never reaches the transport
+	// (§9, checked in this order: closed, invalid request, privacy failed
+	// closed); "" for one that reaches it.
+	fallback contract.FallbackCode
+	// mayGiveUp allows a transport-failed fallback without a transport
+	// call instead.
+	//
+	// latitude: a call whose context had ended by the time it returned may
+	// have seen it end before looking at the request (SPEC §9 orders the
+	// checks of a call that runs) or before the transport was reached; it
+	// then falls back as a failed transport, the only fallback of §9 that
+	// fits, and calls no transport. Judged by the state of the call's
+	// context, never by how fast the machine was.
+	mayGiveUp bool
+	// send is the request the transport receives: the provider and model
+	// as given, the destination enforcement decided and the sanitised
+	// payload (§9).
+	send contract.TransportRequest
+	// fails says the transport's answer makes the call fall back as
+	// transport-failed: an error, partial output, or a context that ended.
+	fails bool
+	// output is a completed call's output: the transport's, unchanged.
+	output json.RawMessage
+	// summary is a completed call's privacy summary.
+	summary contract.PrivacySummary
 }
 
-// checkFallback checks a fallback result against SPEC §9's table.
-//
-// latitude: the reason text is free for adapters other than the
-// reference (§9 gives the reference adapter's); it must be non-blank and
-// metadata only — never a transport error's text.
-func (m *model) checkFallback(op string, r contract.CompletionResult, want contract.FallbackCode, leaks []string) error {
-	if r.Status != contract.StatusFallback || r.Code != want {
-		return broken("a completion answers with the result SPEC §9 gives its case: checked in the order closed, invalid request, privacy, transport",
-			"fallback "+q(string(want)), op+": "+describeModelResult(r))
+// completion is what the completion c answers when the enforcement of its
+// payload gives want, or fails with werr (neither is read for a call that
+// is not valid), and ended says its context had ended when it returned.
+func (m *model) completion(c completionCall, want contract.PrivacyResult, werr error, ended bool) completionAnswer {
+	a := completionAnswer{
+		send:    contract.TransportRequest{Provider: c.provider, Model: c.model, Destination: want.Destination, Payload: want.Payload},
+		fails:   c.mode == answerError || c.mode == answerPartial || c.mode == answerBlock || c.ctx != ctxNever,
+		output:  outputFor(c.mode, want.Payload),
+		summary: want.Summary(),
 	}
-	if r.Retryable != fallbackRules[want].retryable {
-		return broken("only a transport-failed fallback is retryable (§9)", fmt.Sprintf("retryable %t for %s", fallbackRules[want].retryable, want), fmt.Sprintf("%s: retryable %t", op, r.Retryable))
+	switch {
+	case m.closed:
+		a.fallback = contract.FallbackAdapterClosed
+	case !m.validCompletion(c):
+		a.fallback = contract.FallbackInvalidRequest
+	case werr != nil:
+		a.fallback = contract.FallbackPrivacyEnforcementFail
 	}
-	if contract.IsBlank(r.Reason) {
-		return broken("a fallback carries a reason (§9)", "a non-blank reason", op+": a blank reason")
-	}
-	if m.reference && r.Reason != referenceReasons[want] {
-		return broken("the reference adapter's fallback reasons are SPEC §9's", fmt.Sprintf("the reason of %d bytes for %s", len(referenceReasons[want]), want), fmt.Sprintf("%s: a reason of %d bytes", op, len(r.Reason)))
-	}
-	for _, l := range leaks {
-		if l != "" && ContainsAny([]byte(r.Reason), l) {
-			return broken("a fallback reason is metadata only: it never quotes a transport error, a payload or a credential", "a reason without them", op+": the reason quotes one")
-		}
-	}
-	return nil
+	a.mayGiveUp = ended && a.fallback != contract.FallbackAdapterClosed
+	return a
 }
 
-// describeModelResult shows a completion result as metadata.
-func describeModelResult(r contract.CompletionResult) string {
-	if r.Status == contract.StatusCompleted {
-		return fmt.Sprintf("completed with %d output bytes, destination %s", len(r.Output), q(string(r.Privacy.Destination)))
+// fellBack advances the model past a completion that fell back with code,
+// after the diagnostics kvRecords a failed local KV path recorded, and
+// returns what the completion does to the diagnostics (§9's table).
+func (m *model) fellBack(code contract.FallbackCode, kvRecords []contract.Diagnostic) diagnosticsRule {
+	f := fallbackRules[code]
+	if f.code == "" {
+		return diagnosticsRule{none: true}
 	}
-	return describeResult(r)
+	m.record(f.code, f.severity)
+	return diagnosticsRule{records: append(slices.Clone(kvRecords), contract.Diagnostic{Code: f.code, Severity: f.severity})}
+}
+
+// shutdown advances the model past a shutdown and returns what it does to
+// the diagnostics: the first records adapter-closed (§9), later ones
+// nothing.
+func (m *model) shutdown() diagnosticsRule {
+	rule := diagnosticsRule{none: true}
+	if !m.closed {
+		m.record(contract.DiagnosticAdapterClosed, contract.SeverityInfo)
+		rule = diagnosticsRule{records: []contract.Diagnostic{{Code: contract.DiagnosticAdapterClosed, Severity: contract.SeverityInfo}}}
+	}
+	m.closed = true
+	return rule
 }

@@ -409,7 +409,7 @@ func (k *kvModel) use(reference bool, e localkv.Eligibility, provider, model str
 
 // checkKVResult checks the result of a completion served by the port: its
 // output and its localKv metadata (§11) and its privacy summary (§9).
-func checkKVResult(res contract.CompletionResult, out kvOutcome, p LocalKVPrompt, want contract.PrivacyResult, desc string) error {
+func checkKVResult(res contract.CompletionResult, out kvOutcome, p LocalKVPrompt, want contract.PrivacySummary, desc string) error {
 	wantMeta := contract.LocalKVMetadata{Mode: contract.LocalKVHit, PrefixTokens: p.PrefixTokens, ContextTokens: p.ContextTokens,
 		SavedPrefillTokens: p.PrefixTokens, PrefillLatencyMs: recordingHitLatencyMs}
 	output := LocalKVHitOutput
@@ -424,7 +424,7 @@ func checkKVResult(res contract.CompletionResult, out kvOutcome, p LocalKVPrompt
 	case res.LocalKV == nil || *res.LocalKV != wantMeta:
 		return broken("a local KV completion carries §11's metadata: mode, prefixTokens, contextTokens, savedPrefillTokens, replayPrefillTokens, prefillLatencyMs",
 			describeKVMeta(&wantMeta), desc+": "+describeKVMeta(res.LocalKV))
-	case res.Privacy != want.Summary():
+	case res.Privacy != want:
 		return broken("a local KV completion reports the privacy enforcement of its payload (§9, §11)", fmt.Sprintf("destination %s, changed %t", want.Destination, want.Changed),
 			fmt.Sprintf("%s: provider equal %t, destination %s, changed %t", desc, res.Privacy.Provider == want.Provider, q(string(res.Privacy.Destination)), res.Privacy.Changed))
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -20,6 +19,11 @@ import (
 	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
+
+// This file runs the model check's sequences: it starts the instances,
+// runs each operation on the adapter with the inputs model_draw.go draws,
+// and hands what it observed to the comparisons of model_compare.go, which
+// compare it with the answers the model (model.go) predicts.
 
 // modelInst is one instance under the model check: the adapter, its
 // source hook, its transport and the model of it.
@@ -116,9 +120,20 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 			return nil, broken("the privacy configuration a factory declares is valid", "a configuration privacy.New accepts", "error: "+scrub(err.Error()))
 		}
 	}
+	if err := in.learn(port); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// learn reads what the adapter says of itself first — identity,
+// declarations, embedding port, diagnostics — into the model, and checks
+// what SPEC pins of it.
+func (in *modelInst) learn(port *RecordingKVPort) error {
+	fx := in.m.fixture
 	id := in.a.Identity()
 	if id.ContractVersion != contract.ContractVersion || id.RuntimeID != fx.RuntimeID || contract.IsBlank(id.AdapterName) || contract.IsBlank(id.AdapterVersion) {
-		return nil, broken("an adapter reports the contract version, the runtime id it was given and a non-blank name and version",
+		return broken("an adapter reports the contract version, the runtime id it was given and a non-blank name and version",
 			fmt.Sprintf("contract %s, runtime %s", contract.ContractVersion, q(fx.RuntimeID)), fmt.Sprintf("contract %s, runtime %s, name blank %t, version blank %t",
 				q(id.ContractVersion), q(id.RuntimeID), contract.IsBlank(id.AdapterName), contract.IsBlank(id.AdapterVersion)))
 	}
@@ -128,14 +143,14 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	if capabilityDeclared(in.a, contract.CapabilityEmbeddings) {
 		p, _ := in.a.embeddingPort()
 		if p == nil {
-			return nil, broken("an adapter declaring embeddings exposes its port (contract.EmbeddingPortProvider)", "an embedding port", "none")
+			return broken("an adapter declaring embeddings exposes its port (contract.EmbeddingPortProvider)", "an embedding port", "none")
 		}
 		in.port = p
 	}
 	// §12: the reference adapter declares local-kv-reuse supported when a
 	// port is configured, and unsupported otherwise.
 	if declared := capabilityDeclared(in.a, contract.CapabilityLocalKVReuse); in.m.reference && declared != (port != nil) {
-		return nil, broken("the reference adapter declares local-kv-reuse supported exactly when a local KV port is configured (§12)",
+		return broken("the reference adapter declares local-kv-reuse supported exactly when a local KV port is configured (§12)",
 			fmt.Sprintf("supported %t (a port given: %t)", port != nil, port != nil), fmt.Sprintf("supported %t", declared))
 	}
 	// An adapter that does not declare local-kv-reuse ignores the port
@@ -147,7 +162,29 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	if in.m.reference && len(in.diags) > 0 {
 		in.m.diagnostics = slices.Clone(in.diags)
 	}
-	return in, nil
+	return nil
+}
+
+// kvCall is a completion the local KV path looks at: the prompt prepare
+// finds in its sanitised payload, and its eligibility.
+type kvCall struct {
+	prompt LocalKVPrompt
+	elig   localkv.Eligibility
+}
+
+// kvCall returns the local KV prompt of c when the instance has a port and
+// §11's local KV path looks at c — a valid completion to a local
+// destination whose sanitised payload holds a prompt (the factory reads
+// it with ReadLocalKVPrompt, see Setup) — and nil otherwise.
+func (in *modelInst) kvCall(m *model, c completionCall, want contract.PrivacyResult, werr error) *kvCall {
+	if in.kv == nil || !m.validCompletion(c) || werr != nil || want.Destination != contract.DestinationLocal {
+		return nil
+	}
+	p, ok := ReadLocalKVPrompt(want.Payload)
+	if !ok {
+		return nil
+	}
+	return &kvCall{prompt: p, elig: kvEligibility(c.provider, c.model, p)}
 }
 
 // modelCounts are what a run of the model check counts for its note: the
@@ -245,15 +282,14 @@ func (r *modelRun) do(op modelOp) error {
 	rnd := rand.New(rand.NewPCG(uint64(op.seed), 0x6d6f64656c))
 	before := in.diags
 	rule, desc, err := r.exec(in, op, rnd)
+	if errors.Is(err, errSkipOp) {
+		return nil
+	}
 	tag := ""
 	if len(r.insts) > 1 {
 		tag = fmt.Sprintf("@%d", op.inst)
 	}
 	r.log = append(r.log, fmt.Sprintf("%s%s(%s)", opNames[op.kind], tag, desc))
-	if errors.Is(err, errSkipOp) {
-		r.log = r.log[:len(r.log)-1]
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -267,6 +303,15 @@ func (r *modelRun) do(op modelOp) error {
 			}
 		}
 	}
+	if err := in.readDiagnostics(opNames[op.kind], rule, before); err != nil {
+		return err
+	}
+	return r.checkIndependent(op)
+}
+
+// readDiagnostics reads the diagnostics after an operation and compares
+// them with what the operation may record (rule) and with before.
+func (in *modelInst) readDiagnostics(op string, rule diagnosticsRule, before []contract.Diagnostic) error {
 	got := in.a.Diagnostics()
 	after := slices.Clone(got)
 	editDiagnostics(got) // a copy: editing it changes nothing the adapter returns later
@@ -275,202 +320,259 @@ func (r *modelRun) do(op modelOp) error {
 		for _, l := range modelLeaks {
 			if ContainsAny([]byte(d.Message+d.Code), l) {
 				return broken("diagnostics are metadata only: never payload text, secrets, a transport error's text, a prompt prefix or a local KV port error's text", "no such text",
-					fmt.Sprintf("%s: diagnostic #%d (%s) holds some", opNames[op.kind], i, q(d.Code)))
+					fmt.Sprintf("%s: diagnostic #%d (%s) holds some", op, i, q(d.Code)))
 			}
 		}
 		if in.kv != nil && in.kv.holdsKey(d.Message+" "+d.Code) {
 			return broken("diagnostics are metadata only: never an eligibility key (§11)", "no key digest",
-				fmt.Sprintf("%s: diagnostic #%d (%s) holds one", opNames[op.kind], i, q(d.Code)))
+				fmt.Sprintf("%s: diagnostic #%d (%s) holds one", op, i, q(d.Code)))
 		}
 	}
-	if err := in.m.checkDiagnostics(opNames[op.kind], rule, before, after); err != nil {
-		return err
-	}
+	return in.m.checkDiagnostics(op, rule, before, after)
+}
+
+// checkIndependent checks nothing op did shows in the other instances:
+// no transport request, no local KV call, no new diagnostic.
+func (r *modelRun) checkIndependent(op modelOp) error {
+	const rule = "instances are independent: nothing one does shows in another"
 	for j, other := range r.insts {
 		if j == op.inst {
 			continue
 		}
 		if reqs, _ := other.tr.take(); len(reqs) > 0 {
-			return broken("instances are independent: nothing one does shows in another", "no request through the other instance's transport",
+			return broken(rule, "no request through the other instance's transport",
 				fmt.Sprintf("%s on instance %d: %d request(s) through instance %d's transport", opNames[op.kind], op.inst, len(reqs), j))
 		}
 		if other.kv != nil {
-			if err := other.kv.quiet("instances are independent: nothing one does shows in another (no call through the other instance's local KV port)",
+			if err := other.kv.quiet(rule+" (no call through the other instance's local KV port)",
 				fmt.Sprintf("%s on instance %d", opNames[op.kind], op.inst)); err != nil {
 				return err
 			}
 		}
 		if ds := other.a.Diagnostics(); !reflect.DeepEqual(nonNilDiags(ds), nonNilDiags(other.diags)) {
-			return broken("instances are independent: nothing one does shows in another", fmt.Sprintf("instance %d's %d diagnostics unchanged", j, len(other.diags)),
+			return broken(rule, fmt.Sprintf("instance %d's %d diagnostics unchanged", j, len(other.diags)),
 				fmt.Sprintf("%s on instance %d: instance %d now has %d diagnostics", opNames[op.kind], op.inst, j, len(ds)))
 		}
 	}
 	return nil
 }
 
-// exec runs one operation and checks its outputs; it returns what SPEC
-// makes the operation do to the diagnostics and a metadata description.
-func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
-	ctx, a, m := r.ctx, in.a, in.m
-	switch op.kind {
-	case opSnapshot, opRebuild:
-		return r.read(in, op.kind == opRebuild, rnd)
-	case opAppend:
-		if in.src == nil {
-			return r.skip(noSource)
-		}
-		if m.closed || m.corrupt {
-			return r.skip("no source writes to a closed or corrupt instance")
-		}
-		msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
-		bytes := 0
-		for k, msg := range msgs {
-			if err := in.src.Append(ctx, msg); err != nil {
-				ref, ok := refusalOf(err)
-				if !ok {
-					return diagnosticsRule{}, "", failed("the instance's Source must append a valid message with a new id", err)
-				}
-				// The runtime cannot hold the message: a limit, if the
-				// message holds the family. Nothing more of the exchange
-				// is appended (a result without its call breaks a history).
-				if err := r.refuse(ref, msgs[k:k+1]); err != nil {
-					return diagnosticsRule{}, "", err
-				}
-				if k > 0 {
-					m.sourceWritten()
-				}
-				return diagnosticsRule{}, fmt.Sprintf("%d messages, %d bytes, then one refused for %s", k, bytes, ref.Family), nil
-			}
-			b, _ := contract.AppendMessageJSON(nil, &msg)
-			bytes += len(b)
-			m.msgs = append(m.msgs, msg)
-		}
-		m.sourceWritten()
-		return diagnosticsRule{}, fmt.Sprintf("%d messages, %d bytes", len(msgs), bytes), nil
-	case opRewrite:
-		if in.src == nil {
-			return r.skip(noSource)
-		}
-		if in.rewrite == nil {
-			return r.skip(noRewrite)
-		}
-		if m.closed || m.corrupt || len(m.msgs) == 0 {
-			return r.skip("no source writes to a closed or corrupt instance")
-		}
-		i := op.seed % len(m.msgs)
-		msg := gen.RewrittenMessage(m.msgs[i], r.leave...).Example(op.seed)
-		if err := in.rewrite(ctx, msg); err != nil {
-			ref, ok := refusalOf(err)
-			if !ok {
-				return diagnosticsRule{}, "", failed("the instance's SourceRewriter must rewrite a message of the history in place", err)
-			}
-			// The message as it was stays.
-			if err := r.refuse(ref, []contract.Message{msg}); err != nil {
-				return diagnosticsRule{}, "", err
-			}
-			return diagnosticsRule{}, fmt.Sprintf("message #%d of %d, refused for %s", i, len(m.msgs), ref.Family), nil
-		}
-		m.msgs[i] = msg
-		m.sourceWritten()
-		return diagnosticsRule{}, fmt.Sprintf("message #%d of %d", i, len(m.msgs)), nil
-	case opCorrupt:
-		if in.src == nil {
-			return r.skip(noSource)
-		}
-		if m.closed || m.corrupt {
-			return r.skip("no source writes to a closed or corrupt instance")
-		}
-		if err := in.src.Corrupt(ctx); err != nil {
-			return diagnosticsRule{}, "", failed("the instance's Source must corrupt the canonical history", err)
-		}
-		m.corrupt = true
-		m.sourceWritten()
-		return diagnosticsRule{}, "", nil
-	case opEnforce:
-		return r.enforce(in, op, rnd)
-	case opComplete, opCancelled:
-		return r.complete(in, op, rnd)
-	case opNegotiate:
-		reqs := drawRequests(rnd)
-		got := a.NegotiateCapabilities(slices.Clone(reqs))
-		want := contract.NegotiateCapabilities(m.decls, reqs)
-		if d := negotiationDiff(want, got); d != "" {
-			return diagnosticsRule{}, "", broken("NegotiateCapabilities applies the contract's negotiation (§5) to the adapter's own declarations, before and after shutdown",
-				"the negotiation of "+describeRequests(reqs), d)
-		}
-		editNegotiation(&got)
-		return diagnosticsRule{none: true}, fmt.Sprintf("%d requests", len(reqs)), nil
-	case opDeclarations:
-		got := a.CapabilityDeclarations()
-		if !reflect.DeepEqual(nonNilDecls(got), nonNilDecls(m.decls)) {
-			return diagnosticsRule{}, "", broken("an adapter's capability declarations stay what they were, also after shutdown (§9: declarations keep working)",
-				fmt.Sprintf("the %d declarations of the first call", len(m.decls)), fmt.Sprintf("%d declarations, ids %s", len(got), qs(declIDs(got))))
-		}
-		for i := range got {
-			got[i].ID, got[i].Version, got[i].Reason, got[i].Supported = "edited", "edited", "edited", !got[i].Supported
-		}
-		return diagnosticsRule{}, fmt.Sprintf("%d declarations", len(got)), nil
-	case opIdentity:
-		if got := a.Identity(); got != *m.identity {
-			return diagnosticsRule{}, "", broken("an adapter's identity stays what it was, also after shutdown", "the identity of the first call",
-				fmt.Sprintf("runtime %s, name %s, version %s, contract %s", q(got.RuntimeID), q(got.AdapterName), q(got.AdapterVersion), q(got.ContractVersion)))
-		}
-		return diagnosticsRule{}, "", nil
-	case opRoot:
-		root, err := a.TrustedProjectRoot(ctx)
-		if m.closed {
-			if err == nil {
-				return diagnosticsRule{}, "", broken("after shutdown, TrustedProjectRoot returns an error (§9)", "an error", "the root")
-			}
-			return diagnosticsRule{}, "closed", nil
-		}
-		if err != nil {
-			return diagnosticsRule{}, "", failed("TrustedProjectRoot must return the trusted root", err)
-		}
-		if root != m.root {
-			return diagnosticsRule{}, "", broken("TrustedProjectRoot is the canonical project root the factory expects", q(m.root), q(root))
-		}
-		return diagnosticsRule{}, "", nil
-	case opModel:
-		got, err := a.CurrentModel(ctx)
-		if m.closed {
-			if err == nil {
-				return diagnosticsRule{}, "", broken("after shutdown, CurrentModel returns an error (§9)", "an error", "a model")
-			}
-			return diagnosticsRule{}, "closed", nil
-		}
-		if err != nil {
-			return diagnosticsRule{}, "", failed("CurrentModel must return the selected model", err)
-		}
-		if got == nil || !reflect.DeepEqual(*got, m.fixture.Model) {
-			return diagnosticsRule{}, "", broken("CurrentModel returns the model the runtime selected, every member as given (§3), at any point of the instance's life",
-				describeModel(m.fixture.Model), describeModelPtr(got))
-		}
-		editModel(got)
-		return diagnosticsRule{}, "", nil
-	case opDiagnostics:
-		return diagnosticsRule{}, fmt.Sprintf("%d diagnostics", len(in.diags)), nil
-	case opEmbed:
-		return r.embed(in, op)
-	case opLocalKV:
-		if in.kv != nil {
-			return r.localKV(in)
-		}
-		d, ok := a.localKVDiagnostics()
-		if !ok {
-			return r.skip("the adapter keeps no local KV counters")
-		}
+// localKV compares the local KV counters of an instance with the model's:
+// every counter 0 without a port.
+func (r *modelRun) localKV(in *modelInst) (diagnosticsRule, string, error) {
+	d, ok := in.a.localKVDiagnostics()
+	if !ok {
+		// latitude: the counters are offered through an optional interface
+		// (localkv.DiagnosticsProvider).
+		return r.skip("the adapter keeps no local KV counters")
+	}
+	if in.kv == nil {
 		if d.Requests != 0 || d.EligibleRequests != 0 || d.Hits != 0 || d.FullReplays != 0 || d.TransportFailures != 0 || d.PrefixTokens != 0 {
 			return diagnosticsRule{}, "", broken("local KV counters count local KV requests only: with no port configured, none", "every counter 0",
 				fmt.Sprintf("requests %d, eligible %d, hits %d, replays %d", d.Requests, d.EligibleRequests, d.Hits, d.FullReplays))
 		}
 		return diagnosticsRule{}, "", nil
+	}
+	if err := in.kv.checkCounters(in.m.reference, d); err != nil {
+		return diagnosticsRule{}, "", err
+	}
+	want := 0
+	if in.m.closed {
+		want = 1
+	}
+	if n := in.kv.port.Shutdowns(); n != want {
+		return diagnosticsRule{}, "", broken(ruleKVShutdown, fmt.Sprintf("%d port shutdowns (the adapter closed: %t)", want, in.m.closed), fmt.Sprintf("%d port shutdowns", n))
+	}
+	return diagnosticsRule{}, fmt.Sprintf("%d requests, %d hits", d.Requests, d.Hits), nil
+}
+
+// exec runs one operation and checks its outputs; it returns what SPEC
+// makes the operation do to the diagnostics and a metadata description.
+func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	switch op.kind {
+	case opSnapshot, opRebuild:
+		return r.read(in, op.kind == opRebuild, rnd)
+	case opAppend:
+		return r.sourceAppend(in, op)
+	case opRewrite:
+		return r.sourceRewrite(in, op)
+	case opCorrupt:
+		return r.sourceCorrupt(in)
+	case opEnforce:
+		return r.enforce(in, op, rnd)
+	case opComplete, opCancelled:
+		return r.complete(in, op, rnd)
+	case opNegotiate:
+		return r.negotiate(in, rnd)
+	case opDeclarations, opIdentity:
+		return r.describe(in, op.kind)
+	case opRoot, opModel:
+		return r.selected(in, op.kind)
+	case opDiagnostics:
+		return diagnosticsRule{}, fmt.Sprintf("%d diagnostics", len(in.diags)), nil
+	case opEmbed:
+		return r.embed(in, op)
+	case opLocalKV:
+		return r.localKV(in)
 	case opShutdown:
 		return r.shutdown(in, rnd)
 	case opBurst:
 		return r.burst(in, op, rnd)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
+}
+
+// sourceAppend appends drawn messages through the source hook.
+func (r *modelRun) sourceAppend(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
+	m := in.m
+	if in.src == nil {
+		return r.skip(noSource)
+	}
+	if m.closed || m.corrupt {
+		return r.skip("no source writes to a closed or corrupt instance")
+	}
+	msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
+	bytes := 0
+	for k, msg := range msgs {
+		if err := in.src.Append(r.ctx, msg); err != nil {
+			ref, ok := refusalOf(err)
+			if !ok {
+				return diagnosticsRule{}, "", failed("the instance's Source must append a valid message with a new id", err)
+			}
+			// The runtime cannot hold the message: a limit, if the
+			// message holds the family. Nothing more of the exchange is
+			// appended (a result without its call breaks a history).
+			if err := r.refuse(ref, msgs[k:k+1]); err != nil {
+				return diagnosticsRule{}, "", err
+			}
+			if k > 0 {
+				m.sourceWritten()
+			}
+			return diagnosticsRule{}, fmt.Sprintf("%d messages, %d bytes, then one refused for %s", k, bytes, ref.Family), nil
+		}
+		b, _ := contract.AppendMessageJSON(nil, &msg)
+		bytes += len(b)
+		m.msgs = append(m.msgs, msg)
+	}
+	m.sourceWritten()
+	return diagnosticsRule{}, fmt.Sprintf("%d messages, %d bytes", len(msgs), bytes), nil
+}
+
+// sourceRewrite changes a message of the history in place through the
+// source hook.
+func (r *modelRun) sourceRewrite(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
+	m := in.m
+	switch {
+	case in.src == nil:
+		return r.skip(noSource)
+	case in.rewrite == nil:
+		return r.skip(noRewrite)
+	case m.closed || m.corrupt || len(m.msgs) == 0:
+		return r.skip("no source writes to a closed or corrupt instance")
+	}
+	i := op.seed % len(m.msgs)
+	msg := gen.RewrittenMessage(m.msgs[i], r.leave...).Example(op.seed)
+	if err := in.rewrite(r.ctx, msg); err != nil {
+		ref, ok := refusalOf(err)
+		if !ok {
+			return diagnosticsRule{}, "", failed("the instance's SourceRewriter must rewrite a message of the history in place", err)
+		}
+		// The message as it was stays.
+		if err := r.refuse(ref, []contract.Message{msg}); err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		return diagnosticsRule{}, fmt.Sprintf("message #%d of %d, refused for %s", i, len(m.msgs), ref.Family), nil
+	}
+	m.msgs[i] = msg
+	m.sourceWritten()
+	return diagnosticsRule{}, fmt.Sprintf("message #%d of %d", i, len(m.msgs)), nil
+}
+
+// sourceCorrupt damages the canonical history through the source hook.
+func (r *modelRun) sourceCorrupt(in *modelInst) (diagnosticsRule, string, error) {
+	m := in.m
+	if in.src == nil {
+		return r.skip(noSource)
+	}
+	if m.closed || m.corrupt {
+		return r.skip("no source writes to a closed or corrupt instance")
+	}
+	if err := in.src.Corrupt(r.ctx); err != nil {
+		return diagnosticsRule{}, "", failed("the instance's Source must corrupt the canonical history", err)
+	}
+	m.corrupt = true
+	m.sourceWritten()
+	return diagnosticsRule{}, "", nil
+}
+
+// negotiate negotiates a drawn request set.
+func (r *modelRun) negotiate(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	reqs := drawRequests(rnd)
+	got := in.a.NegotiateCapabilities(slices.Clone(reqs))
+	want := contract.NegotiateCapabilities(in.m.decls, reqs)
+	if d := negotiationDiff(want, got); d != "" {
+		return diagnosticsRule{}, "", broken("NegotiateCapabilities applies the contract's negotiation (§5) to the adapter's own declarations, before and after shutdown",
+			"the negotiation of "+describeRequests(reqs), d)
+	}
+	editNegotiation(&got)
+	// §9: negotiation records no diagnostic.
+	return diagnosticsRule{none: true}, fmt.Sprintf("%d requests", len(reqs)), nil
+}
+
+// describe reads the declarations or the identity, which stay what they
+// were first (nothing in SPEC lets them change during a run).
+func (r *modelRun) describe(in *modelInst, kind opKind) (diagnosticsRule, string, error) {
+	m := in.m
+	if kind == opIdentity {
+		if got := in.a.Identity(); got != *m.identity {
+			return diagnosticsRule{}, "", broken("an adapter's identity stays what it was, also after shutdown", "the identity of the first call",
+				fmt.Sprintf("runtime %s, name %s, version %s, contract %s", q(got.RuntimeID), q(got.AdapterName), q(got.AdapterVersion), q(got.ContractVersion)))
+		}
+		return diagnosticsRule{}, "", nil
+	}
+	got := in.a.CapabilityDeclarations()
+	if !reflect.DeepEqual(nonNilDecls(got), nonNilDecls(m.decls)) {
+		return diagnosticsRule{}, "", broken("an adapter's capability declarations stay what they were, also after shutdown (§9: declarations keep working)",
+			fmt.Sprintf("the %d declarations of the first call", len(m.decls)), fmt.Sprintf("%d declarations, ids %s", len(got), qs(declIDs(got))))
+	}
+	editDeclarations(got)
+	return diagnosticsRule{}, fmt.Sprintf("%d declarations", len(got)), nil
+}
+
+// selected reads the trusted root or the current model: what the factory
+// expects and the fixture gives while the adapter is open, an error after
+// shutdown (§9).
+func (r *modelRun) selected(in *modelInst, kind opKind) (diagnosticsRule, string, error) {
+	m := in.m
+	method, what := "TrustedProjectRoot", "the root"
+	var root string
+	var got *contract.ModelDescriptor
+	var err error
+	if kind == opRoot {
+		root, err = in.a.TrustedProjectRoot(r.ctx)
+	} else {
+		method, what = "CurrentModel", "a model"
+		got, err = in.a.CurrentModel(r.ctx)
+	}
+	switch {
+	case m.closed && err == nil:
+		return diagnosticsRule{}, "", broken("after shutdown, "+method+" returns an error (§9)", "an error", what)
+	case m.closed:
+		return diagnosticsRule{}, "closed", nil
+	case err != nil && kind == opRoot:
+		return diagnosticsRule{}, "", failed("TrustedProjectRoot must return the trusted root", err)
+	case err != nil:
+		return diagnosticsRule{}, "", failed("CurrentModel must return the selected model", err)
+	case kind == opRoot && root != m.root:
+		return diagnosticsRule{}, "", broken("TrustedProjectRoot is the canonical project root the factory expects", q(m.root), q(root))
+	case kind == opModel && (got == nil || !reflect.DeepEqual(*got, m.fixture.Model)):
+		return diagnosticsRule{}, "", broken("CurrentModel returns the model the runtime selected, every member as given (§3), at any point of the instance's life",
+			describeModel(m.fixture.Model), describeModelPtr(got))
+	}
+	if got != nil {
+		editModel(got)
+	}
+	return diagnosticsRule{}, "", nil
 }
 
 // read is a snapshot or a rebuild.
@@ -488,20 +590,13 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 		method, call = "RebuildDerivedState", in.a.RebuildDerivedState
 	}
 	snap, err := call(r.ctx)
+	want := m.read(method, rebuild)
 	switch {
-	case m.closed:
-		if err == nil {
-			return diagnosticsRule{}, "", broken("after shutdown, "+method+" returns an error (§4)", "an error", describeHistory(&snap))
-		}
-		return diagnosticsRule{}, "closed", nil
-	case m.corrupt:
-		if err == nil {
-			return diagnosticsRule{}, "", broken(method+" of a corrupt canonical source fails: it never yields an empty, stale or invented history", "an error", describeHistory(&snap))
-		}
-		m.record("canonical-history-read-failed", contract.SeverityError)
-		return diagnosticsRule{anyError: true}, "corrupt", nil
-	}
-	if err != nil {
+	case want.fails != "" && err == nil:
+		return diagnosticsRule{}, "", broken(want.fails, "an error", describeHistory(&snap))
+	case want.fails != "":
+		return want.rule, want.desc, nil
+	case err != nil:
 		return diagnosticsRule{}, "", failed(method+" must project a valid canonical history", err)
 	}
 	fx := m.fixture
@@ -511,11 +606,6 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 	if err := m.checkRevision(method, snap.Revision); err != nil {
 		return diagnosticsRule{}, "", err
 	}
-	if rebuild {
-		// §12: the reference adapter records derived-state-rebuilt.
-		// latitude: other adapters may record what they like here.
-		m.record("derived-state-rebuilt", contract.SeverityInfo)
-	}
 	if rnd.IntN(2) == 0 {
 		// Kept as returned, to see later calls leave it alone.
 		kept := snap
@@ -524,108 +614,10 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 	} else {
 		editSnapshot(&snap)
 	}
-	return diagnosticsRule{}, fmt.Sprintf("%d messages", len(m.msgs)), nil
+	return want.rule, fmt.Sprintf("%d messages", len(m.msgs)), nil
 }
 
-// drawnPayload is a payload an operation sends: raw JSON, the same
-// decoded into Go values, or a value that cannot be inspected.
-type drawnPayload struct {
-	raw     json.RawMessage
-	decoded bool
-	hostile bool
-}
-
-// value returns a fresh copy of the payload as the call gets it.
-func (p drawnPayload) value() any {
-	switch {
-	case p.hostile:
-		// Partly inspectable: content with secrets, and one member that
-		// refuses inspection.
-		var v any
-		_ = json.Unmarshal(p.raw, &v)
-		return map[string]any{"messages": v, "attachment": HostilePayload()}
-	case p.decoded:
-		var v any
-		_ = json.Unmarshal(p.raw, &v)
-		return v
-	}
-	return json.RawMessage(slices.Clone(p.raw))
-}
-
-// unchanged reports whether v, a value p.value() returned and a call was
-// given, is still what it was (hostile values are not compared).
-func (p drawnPayload) unchanged(v any) bool {
-	switch {
-	case p.hostile:
-		return true
-	case p.decoded:
-		b, err := json.Marshal(v)
-		return err == nil && sameJSON(b, p.raw)
-	}
-	raw, ok := v.(json.RawMessage)
-	return ok && string(raw) == string(p.raw)
-}
-
-func (p drawnPayload) String() string {
-	switch {
-	case p.hostile:
-		return "uninspectable payload"
-	case p.decoded:
-		return fmt.Sprintf("decoded payload %d bytes", len(p.raw))
-	}
-	return fmt.Sprintf("payload %d bytes", len(p.raw))
-}
-
-// Sizes of drawn payloads: most up to modelSmallPayload, one in
-// modelLargeOdds up to modelMaxPayload (sizes spread over the orders of
-// magnitude in between).
-const (
-	modelSmallPayload = 16 << 10
-	modelMaxPayload   = 1 << 20
-	modelLargeOdds    = 16
-)
-
-func (r *modelRun) drawPayload(rnd *rand.Rand, seed int) drawnPayload {
-	if rnd.IntN(10) == 0 {
-		return drawnPayload{raw: gen.Payload(1 << 10).Example(seed), hostile: true}
-	}
-	most := modelSmallPayload
-	if r.small {
-		most = 1 << 10
-	} else if rnd.IntN(modelLargeOdds) == 0 {
-		most = modelMaxPayload
-	}
-	return drawnPayload{raw: gen.Payload(most).Example(seed), decoded: rnd.IntN(3) == 0}
-}
-
-// blankNames are provider and model names JavaScript's trim makes blank.
-var blankNames = []string{"", " ", "\t\n", "\u00a0", "\ufeff", "\u2028", "\u3000 "}
-
-// drawProvider draws the provider of a request: mostly the fixture
-// model's, or a realistic one or a look-alike, or one the declared privacy
-// configuration names (its local providers above all), now and then a
-// blank one.
-func drawProvider(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config) string {
-	switch rnd.IntN(12) {
-	case 0:
-		return blankNames[rnd.IntN(len(blankNames))]
-	case 1, 2, 3:
-		return gen.Provider().Example(seed)
-	case 4, 5:
-		if cfg != nil {
-			named := slices.Concat(cfg.LocalProviders, slices.Sorted(maps.Keys(cfg.RemoteProviders)))
-			if len(named) > 0 {
-				p := named[rnd.IntN(len(named))]
-				if rnd.IntN(2) == 0 {
-					p = " " + strings.ToUpper(p)
-				}
-				return p
-			}
-		}
-	}
-	return fx.Model.Provider
-}
-
+// enforce enforces privacy on a drawn payload for a drawn provider.
 func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
 	provider := drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
@@ -639,8 +631,7 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 	if err != nil && leaksAny(err.Error()) {
 		return diagnosticsRule{}, "", broken("an enforcement error is metadata only: it never quotes the payload it refused", "an error without payload text", desc+": the error quotes some")
 	}
-	switch {
-	case m.closed, contract.IsBlank(provider):
+	if m.enforceRefused(provider) {
 		if err == nil {
 			return diagnosticsRule{}, "", broken("EnforcePrivacy of a closed adapter or for a blank provider returns an error (§9)", "an error", "a result")
 		}
@@ -652,8 +643,7 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 		if err == nil {
 			return diagnosticsRule{}, "", broken("enforcement fails closed: a payload that cannot be fully inspected is an error (§8)", "an error", "a result")
 		}
-		m.record(contract.DiagnosticPrivacyEnforcementFailed, contract.SeverityError)
-		return diagnosticsRule{records: []contract.Diagnostic{{Code: contract.DiagnosticPrivacyEnforcementFailed, Severity: contract.SeverityError}}}, desc + ", failed closed", nil
+		return m.enforceFailedClosed(), desc + ", failed closed", nil
 	}
 	if err != nil {
 		return diagnosticsRule{}, "", failed("EnforcePrivacy must sanitise an inspectable payload", err)
@@ -669,6 +659,84 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 		res.Payload[i] = ' '
 	}
 	return diagnosticsRule{}, desc, nil
+}
+
+// complete runs a drawn completion and compares what it answered, what the
+// transport and the local KV port received and what it recorded with the
+// model's answer.
+func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	m := in.m
+	c := r.drawCompletion(in, op, rnd)
+	var want contract.PrivacyResult
+	var werr error
+	if m.validCompletion(c) {
+		want, werr = r.predictPrivacy(in, c.provider, c.payload)
+	}
+	kv := in.kvCall(m, c, want, werr)
+	if kv != nil {
+		// latitude: SPEC says nothing of a local KV path whose context
+		// ends, or of a port and a transport racing a deadline: such a
+		// completion runs with a live context and a transport that
+		// answers at once.
+		c.ctx = ctxNever
+		if c.mode == answerBlock {
+			c.mode = answerObject
+		}
+	}
+	seen := in.runCompletion(r.ctx, c)
+	desc := c.String()
+	switch {
+	case seen.changed:
+		return diagnosticsRule{}, "", broken("a completion never modifies the caller's payload", "the payload as the caller built it", desc+": changed")
+	case seen.unended > 0:
+		return diagnosticsRule{}, "", broken("the transport gets the completion's context: when the call's context ends, so does the transport's", "a context that ended",
+			desc+": the transport waited "+modelBlockBound.String()+" for it")
+	case in.kv != nil && in.kv.holdsKey(seen.res.Reason):
+		return diagnosticsRule{}, "", broken("a fallback reason is metadata only: never an eligibility key (§11)", "a reason without one", desc+": the reason holds one")
+	}
+	if !c.payload.hostile {
+		in.lastPayload = c.payload.raw
+	}
+	return r.compareCompletion(in, kv, m.completion(c, want, werr, seen.ended), seen, desc)
+}
+
+// completionSeen is what one completion was observed to do.
+type completionSeen struct {
+	res contract.CompletionResult
+	// reqs are the transport's requests; unended counts its blocking
+	// calls whose context never ended.
+	reqs    []contract.TransportRequest
+	unended int
+	// changed says the caller's payload changed.
+	changed bool
+	// ended says the call's context had ended when the call returned.
+	ended bool
+}
+
+// runCompletion runs c on the instance: its context cancelled before the
+// call, when the transport is called, or (for a transport that blocks)
+// after 2 ms.
+func (in *modelInst) runCompletion(parent context.Context, c completionCall) completionSeen {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var onCalled context.CancelFunc
+	switch {
+	case c.ctx == ctxBefore:
+		cancel()
+	case c.ctx == ctxDuring:
+		onCalled = cancel
+	case c.mode == answerBlock:
+		var c2 context.CancelFunc
+		ctx, c2 = context.WithTimeout(ctx, 2*time.Millisecond)
+		defer c2()
+	}
+	in.tr.script(c.mode, onCalled)
+	given := c.payload.value()
+	res := in.a.Complete(ctx, contract.CompletionRequest{Provider: c.provider, Model: c.model, Payload: given})
+	ended := ctx.Err() != nil
+	in.tr.script(answerObject, nil)
+	reqs, unended := in.tr.take()
+	return completionSeen{res: res, reqs: reqs, unended: unended, changed: !c.payload.unchanged(given), ended: ended}
 }
 
 // predictPrivacy is what enforcement of p for provider must return: the
@@ -688,247 +756,6 @@ func (r *modelRun) predictPrivacy(in *modelInst, provider string, p drawnPayload
 		return contract.PrivacyResult{}, ErrHostilePayload
 	}
 	return in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: p.value()})
-}
-
-// ctxMode says when a completion's context ends.
-type ctxMode uint8
-
-const (
-	ctxNever ctxMode = iota
-	ctxBefore
-	ctxDuring
-)
-
-var ctxModeNames = [...]string{"live", "cancelled before", "cancelled during"}
-
-func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
-	m := in.m
-	provider, model := m.fixture.Model.Provider, m.fixture.Model.ID
-	switch rnd.IntN(14) {
-	case 0:
-		provider = blankNames[rnd.IntN(len(blankNames))]
-	case 1:
-		model = blankNames[rnd.IntN(len(blankNames))]
-	case 2, 3, 4:
-		provider = drawProvider(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
-	}
-	p := r.drawPayload(rnd, op.seed)
-	if in.lastPayload != nil && rnd.IntN(5) == 0 {
-		p = drawnPayload{raw: in.lastPayload} // the same request again
-	}
-	mode := transportMode(rnd.IntN(int(answerBlock) + 1))
-	if rnd.IntN(2) == 0 {
-		mode = answerObject
-	}
-	cm := ctxNever
-	if rnd.IntN(4) == 0 {
-		cm = ctxMode(1 + rnd.IntN(2))
-	}
-	if op.kind == opCancelled {
-		provider, model = m.fixture.Model.Provider, m.fixture.Model.ID
-		p = drawnPayload{raw: json.RawMessage(`{"messages":[{"role":"user","content":"a completion given up"}]}`)}
-		mode, cm = answerBlock, ctxDuring
-	}
-	kvDesc := ""
-	if in.kv != nil && op.kind != opCancelled && rnd.IntN(4) != 0 {
-		// A local KV payload (LocalKVPayload), to a local provider mostly.
-		ask, what := in.kv.draw(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
-		provider, model = ask.provider, ask.model
-		p = drawnPayload{raw: LocalKVPayload(ask.prompt), decoded: rnd.IntN(4) == 0}
-		kvDesc = fmt.Sprintf(", kv prompt %s (prefix %d bytes, tokens %d/%d)", what, len(ask.prompt.Prefix), ask.prompt.PrefixTokens, ask.prompt.ContextTokens) + in.kv.arm(rnd)
-	}
-	var want contract.PrivacyResult
-	var werr error
-	valid := !m.closed && !contract.IsBlank(provider) && !contract.IsBlank(model)
-	if valid {
-		want, werr = r.predictPrivacy(in, provider, p)
-	}
-	// §11: the local KV path is taken for a local destination whose
-	// sanitised payload prepare finds a prompt in (the factory reads it
-	// with ReadLocalKVPrompt, see Setup).
-	var kvPrompt *LocalKVPrompt
-	var kvElig localkv.Eligibility
-	if in.kv != nil && valid && werr == nil && want.Destination == contract.DestinationLocal {
-		if kp, ok := ReadLocalKVPrompt(want.Payload); ok {
-			kvPrompt, kvElig = &kp, kvEligibility(provider, model, kp)
-			// latitude: SPEC says nothing of a local KV path whose context
-			// ends, or of a port and a transport racing a deadline: such a
-			// completion runs with a live context and a transport that
-			// answers at once.
-			cm = ctxNever
-			if mode == answerBlock {
-				mode = answerObject
-			}
-		}
-	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	var onCalled context.CancelFunc
-	switch {
-	case cm == ctxBefore:
-		cancel()
-	case cm == ctxDuring:
-		onCalled = cancel
-	case mode == answerBlock:
-		var c2 context.CancelFunc
-		ctx, c2 = context.WithTimeout(ctx, 2*time.Millisecond)
-		defer c2()
-	}
-	in.tr.script(mode, onCalled)
-	given := p.value()
-	res := in.a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: given})
-	in.tr.script(answerObject, nil)
-	reqs, unended := in.tr.take()
-	desc := fmt.Sprintf("%s, transport %s, context %s%s", p, transportModeNames[mode], ctxModeNames[cm], kvDesc)
-	if !p.unchanged(given) {
-		return diagnosticsRule{}, "", broken("a completion never modifies the caller's payload", "the payload as the caller built it", desc+": changed")
-	}
-	if !p.hostile {
-		in.lastPayload = p.raw
-	}
-	if unended > 0 {
-		return diagnosticsRule{}, "", broken("the transport gets the completion's context: when the call's context ends, so does the transport's", "a context that ended",
-			desc+": the transport waited "+modelBlockBound.String()+" for it")
-	}
-	if in.kv != nil && in.kv.holdsKey(res.Reason) {
-		return diagnosticsRule{}, "", broken("a fallback reason is metadata only: never an eligibility key (§11)", "a reason without one", desc+": the reason holds one")
-	}
-	// kvRecords are the diagnostics a failed local KV path recorded before
-	// the ordinary transport ran.
-	var kvRecords []contract.Diagnostic
-	rec := func(code contract.FallbackCode) diagnosticsRule {
-		f := fallbackRules[code]
-		if f.code == "" {
-			return diagnosticsRule{none: true}
-		}
-		m.record(f.code, f.severity)
-		return diagnosticsRule{records: append(slices.Clone(kvRecords), contract.Diagnostic{Code: f.code, Severity: f.severity})}
-	}
-	var code contract.FallbackCode
-	switch {
-	case m.closed:
-		code = contract.FallbackAdapterClosed
-	case !valid:
-		code = contract.FallbackInvalidRequest
-	case werr != nil:
-		code = contract.FallbackPrivacyEnforcementFail
-	}
-	if code != "" && code != contract.FallbackAdapterClosed && cm == ctxBefore && res.Status == contract.StatusFallback && res.Code == contract.FallbackTransportFailed {
-		// latitude: a call whose context ended before it began may give up
-		// before looking at the request (SPEC §9 orders the checks of a
-		// call that runs); it falls back as a failed transport.
-		code = contract.FallbackTransportFailed
-	}
-	if in.kv != nil && (code != "" || kvPrompt == nil || !kvElig.Eligible) {
-		// latitude: see checkCounters; an ineligible prompt falls through
-		// quietly (§11).
-		switch {
-		case code == "" && kvPrompt != nil:
-			satAdd(&in.kv.want.Requests, 1)
-			satAdd(&in.kv.want.BypassedRequests, 1)
-		case code == "":
-			in.kv.slack++
-		}
-		why := "a completion the local KV path does not take never reaches the port (§11: a remote destination, no prompt prepared, an ineligible request, a fallback before transport)"
-		if err := in.kv.quiet(why, desc); err != nil {
-			return diagnosticsRule{}, "", err
-		}
-		if kvPrompt != nil && code == "" {
-			desc += ", kv ineligible (" + string(kvElig.Reason) + ")"
-			r.tally("ineligible")
-		}
-	}
-	if code == "" && kvPrompt != nil && kvElig.Eligible {
-		out, err := in.kv.use(m.reference, kvElig, provider, model, want.Payload, *kvPrompt, desc)
-		if err != nil {
-			return diagnosticsRule{}, "", err
-		}
-		if out != kvFailed {
-			desc += ", kv " + map[kvOutcome]string{kvHit: "hit", kvReplayed: "full replay"}[out]
-			r.tally(map[kvOutcome]string{kvHit: "hits", kvReplayed: "full replays"}[out])
-			if len(reqs) > 0 {
-				return diagnosticsRule{}, "", broken("a completion the local KV port served does not also go through the ordinary transport (§11)", "no transport request",
-					fmt.Sprintf("%s: %d request(s)", desc, len(reqs)))
-			}
-			if err := checkKVResult(res, out, *kvPrompt, want, desc); err != nil {
-				return diagnosticsRule{}, "", err
-			}
-			for i := range res.Output {
-				res.Output[i] = ' '
-			}
-			// latitude: as for a completed call (below).
-			return diagnosticsRule{}, desc, nil
-		}
-		// §11: any failure of the KV path records local-kv-replay-failed
-		// and retries the full sanitised payload through the ordinary
-		// transport, which then answers as for any completion.
-		desc += ", kv failed"
-		r.tally("failed replays")
-		m.recordFor(contract.DiagnosticLocalKVReplayFailed, contract.SeverityWarning, contract.CapabilityLocalKVReuse)
-		kvRecords = []contract.Diagnostic{{Code: contract.DiagnosticLocalKVReplayFailed, Severity: contract.SeverityWarning, Capability: contract.CapabilityLocalKVReuse}}
-	}
-	if code != "" {
-		if len(reqs) > 0 {
-			return diagnosticsRule{}, "", broken("a completion that falls back before transport never reaches it (§9)", "no transport request", fmt.Sprintf("%s: %d request(s)", desc, len(reqs)))
-		}
-		if err := m.checkFallback(desc, res, code, modelLeaks); err != nil {
-			return diagnosticsRule{}, "", err
-		}
-		return rec(code), desc + ", fallback " + string(code), nil
-	}
-	wantReq := contract.TransportRequest{Provider: provider, Model: model, Destination: want.Destination, Payload: want.Payload}
-	failing := mode == answerError || mode == answerPartial || mode == answerBlock || cm != ctxNever
-	// latitude: with a context that ended before the transport was
-	// reached (cancelled before the call, or a deadline that passed first),
-	// an adapter may give up without calling it; it then falls back as for
-	// a failed transport (the only fallback of §9 that fits).
-	calls := 1
-	if (cm == ctxBefore || (cm == ctxNever && mode == answerBlock)) && len(reqs) == 0 {
-		calls = 0
-	}
-	if len(reqs) != calls {
-		return diagnosticsRule{}, "", broken("a completion calls the transport exactly once, also for a request identical to an earlier one", fmt.Sprintf("%d transport request(s)", calls),
-			fmt.Sprintf("%s: %d", desc, len(reqs)))
-	}
-	if calls == 1 {
-		got := reqs[0]
-		if got.Provider != wantReq.Provider || got.Model != wantReq.Model || got.Destination != wantReq.Destination || !sameJSON(got.Payload, wantReq.Payload) {
-			return diagnosticsRule{}, "", broken("the transport receives the provider and model as given, the destination enforcement decided and the sanitised payload (§9)",
-				fmt.Sprintf("provider of %d bytes, model of %d bytes, destination %s, the sanitised payload", len(provider), len(model), want.Destination),
-				fmt.Sprintf("%s: provider equal %t, model equal %t, destination %s, payload equal %t", desc, got.Provider == provider, got.Model == model,
-					q(string(got.Destination)), sameJSON(got.Payload, wantReq.Payload)))
-		}
-	}
-	if failing {
-		if err := m.checkFallback(desc, res, contract.FallbackTransportFailed, modelLeaks); err != nil {
-			return diagnosticsRule{}, "", err
-		}
-		return rec(contract.FallbackTransportFailed), desc + ", fallback transport-failed", nil
-	}
-	output := res.Output
-	if output == nil {
-		output = json.RawMessage("null")
-	}
-	switch {
-	case res.Status != contract.StatusCompleted:
-		return diagnosticsRule{}, "", broken("a completion whose transport answers is completed (§9)", "completed", desc+": "+describeModelResult(res))
-	case !sameJSON(output, outputFor(mode, want.Payload)):
-		return diagnosticsRule{}, "", broken("a completion passes the transport's output back unchanged, whatever JSON value it is (§9: output is runtime-owned)",
-			"the transport's "+transportModeNames[mode]+" output", fmt.Sprintf("%s: %d output bytes, another value", desc, len(res.Output)))
-	case res.Privacy != want.Summary():
-		return diagnosticsRule{}, "", broken("a completed result reports the privacy enforcement of its payload: provider as given, destination, changed and counts (§9)",
-			fmt.Sprintf("destination %s, changed %t, blocked %d, redactions %d", want.Destination, want.Changed, want.BlockedBlocks, want.SecretRedactions),
-			fmt.Sprintf("%s: provider equal %t, destination %s, changed %t, blocked %d, redactions %d", desc, res.Privacy.Provider == provider,
-				q(string(res.Privacy.Destination)), res.Privacy.Changed, res.Privacy.BlockedBlocks, res.Privacy.SecretRedactions))
-	case res.LocalKV != nil:
-		return diagnosticsRule{}, "", broken("a completion carries local KV metadata only when it went through a local KV port (§11)", "no local KV metadata", desc+": metadata")
-	}
-	for i := range res.Output {
-		res.Output[i] = ' '
-	}
-	// latitude: SPEC records nothing for a completed call of the
-	// reference adapter, and forbids nothing for others.
-	return diagnosticsRule{records: kvRecords}, desc + ", completed", nil
 }
 
 func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
@@ -987,37 +814,123 @@ func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand) (diagnosticsRule, str
 // ruleKVShutdown is §11's rule for the port's shutdown.
 const ruleKVShutdown = "Shutdown calls the local KV port's shutdown exactly once, on the first shutdown, however often and concurrently the adapter is shut down (§11)"
 
-// localKV compares the local KV counters of an instance with a port with
-// the model's.
-func (r *modelRun) localKV(in *modelInst) (diagnosticsRule, string, error) {
-	d, ok := in.a.localKVDiagnostics()
-	if !ok {
-		// latitude: the counters are offered through an optional interface
-		// (localkv.DiagnosticsProvider).
-		return r.skip("the adapter keeps no local KV counters")
+// burstItem is one call of a burst: what it sends, the model's enforcement
+// of its payload, and what it answered.
+type burstItem struct {
+	kind    opKind
+	payload drawnPayload
+	want    contract.PrivacyResult
+	res     contract.CompletionResult
+	pr      contract.PrivacyResult
+	snap    contract.HistorySnapshot
+	err     error
+}
+
+// burst runs completions, snapshots and enforcements at once; each
+// answers as it would alone, and the transport receives exactly the
+// payloads sent.
+func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	m := in.m
+	if m.closed || m.corrupt {
+		return r.skip("bursts run on an open instance with a valid history")
 	}
-	if err := in.kv.checkCounters(in.m.reference, d); err != nil {
+	items := make([]burstItem, 2+rnd.IntN(7))
+	for i := range items {
+		raw, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": fmt.Sprintf("burst %d item %d [ds4:internal]note[/ds4:internal]", op.n, i)}}})
+		it := &items[i]
+		it.kind = []opKind{opComplete, opComplete, opSnapshot, opEnforce}[rnd.IntN(4)]
+		it.payload = drawnPayload{raw: raw}
+		if it.kind != opSnapshot {
+			w, err := r.predictPrivacy(in, m.fixture.Model.Provider, it.payload)
+			if err != nil {
+				return diagnosticsRule{}, "", failed("EnforcePrivacy must sanitise an inspectable payload", err)
+			}
+			it.want = w
+		}
+	}
+	in.runBurst(r.ctx, items)
+	reqs, _ := in.tr.take()
+	if in.kv != nil {
+		// None of the burst's payloads holds a local KV prompt.
+		if err := in.kv.quiet("a completion whose payload holds no local KV prompt does not reach the local KV port (§11: prepare finds none)", fmt.Sprintf("burst of %d", len(items))); err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		for i := range items {
+			if items[i].kind == opComplete {
+				in.kv.slack++
+			}
+		}
+	}
+	if err := in.compareBurst(items, reqs); err != nil {
 		return diagnosticsRule{}, "", err
 	}
-	want := 0
-	if in.m.closed {
-		want = 1
+	return diagnosticsRule{}, fmt.Sprintf("%d calls at once", len(items)), nil
+}
+
+// runBurst runs the burst's calls at once.
+func (in *modelInst) runBurst(ctx context.Context, items []burstItem) {
+	fx := in.m.fixture
+	in.tr.script(answerObject, nil)
+	var wg sync.WaitGroup
+	for i := range items {
+		it := &items[i]
+		wg.Go(func() {
+			it.err = guard(func() error {
+				var err error
+				switch it.kind {
+				case opComplete:
+					it.res = in.a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: it.payload.value()})
+				case opSnapshot:
+					it.snap, err = in.a.SnapshotHistory(ctx)
+				default:
+					it.pr, err = in.a.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: fx.Model.Provider, Payload: it.payload.value()})
+				}
+				return err
+			})
+		})
 	}
-	if n := in.kv.port.Shutdowns(); n != want {
-		return diagnosticsRule{}, "", broken(ruleKVShutdown, fmt.Sprintf("%d port shutdowns (the adapter closed: %t)", want, in.m.closed), fmt.Sprintf("%d port shutdowns", n))
+	wg.Wait()
+}
+
+// compareBurst checks each call of a burst answered as it would alone,
+// and the transport received each completion's sanitised payload once.
+func (in *modelInst) compareBurst(items []burstItem, reqs []contract.TransportRequest) error {
+	m, fx := in.m, in.m.fixture
+	var sent []any
+	for i := range items {
+		it := &items[i]
+		where := fmt.Sprintf("burst of %d, item #%d (%s)", len(items), i, opNames[it.kind])
+		if it.err != nil {
+			return withNote(failed("concurrent calls answer as serial calls do", it.err), where)
+		}
+		switch it.kind {
+		case opComplete:
+			sent = append(sent, json.RawMessage(it.want.Payload))
+			if it.res.Status != contract.StatusCompleted || !sameJSON(it.res.Output, outputFor(answerObject, it.want.Payload)) || it.res.Privacy != it.want.Summary() {
+				return broken("an adapter is safe for concurrent use: each completion gets its own output and privacy summary", "completed with its own output", where+": "+describeModelResult(it.res))
+			}
+		case opSnapshot:
+			if err := checkSnapshot(&it.snap, fx.RuntimeID, fx.SessionID, m.root, in.s.asHeld(m.msgs, it.snap.Messages, 0)); err != nil {
+				return withNote(err, where)
+			}
+			if err := m.checkRevision("SnapshotHistory", it.snap.Revision); err != nil {
+				return withNote(err, where)
+			}
+		default:
+			if d := diffPrivacy(it.want, it.pr); d != "" {
+				return broken("an adapter is safe for concurrent use: each enforcement answers as it would alone", "the engine's result", where+": "+d)
+			}
+		}
 	}
-	return diagnosticsRule{}, fmt.Sprintf("%d requests, %d hits", d.Requests, d.Hits), nil
+	if missing, extra := payloadMultisetDiff(sent, reqs); missing > 0 || extra > 0 || len(reqs) != len(sent) {
+		return broken("an adapter is safe for concurrent use: the transport receives each completion's own sanitised payload, once", fmt.Sprintf("%d requests, one per completion", len(sent)),
+			fmt.Sprintf("burst of %d: %d requests, %d unmatched, %d payloads missing", len(items), len(reqs), extra, missing))
+	}
+	return nil
 }
 
 func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
-	m := in.m
-	wasOpen := !m.closed
-	rule := diagnosticsRule{none: true}
-	if wasOpen {
-		m.record(contract.DiagnosticAdapterClosed, contract.SeverityInfo)
-		rule = diagnosticsRule{records: []contract.Diagnostic{{Code: contract.DiagnosticAdapterClosed, Severity: contract.SeverityInfo}}}
-	}
-	m.closed = true
+	rule := in.m.shutdown()
 	switch rnd.IntN(5) {
 	case 0:
 		ctx, cancel := context.WithCancel(r.ctx)
@@ -1049,185 +962,4 @@ func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule,
 		return diagnosticsRule{}, "", failed("Shutdown is idempotent and succeeds", err)
 	}
 	return rule, "", nil
-}
-
-// burst runs completions, snapshots and enforcements at once; each
-// answers as it would alone, and the transport receives exactly the
-// payloads sent.
-func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
-	m := in.m
-	if m.closed || m.corrupt {
-		return r.skip("bursts run on an open instance with a valid history")
-	}
-	k := 2 + rnd.IntN(7)
-	type item struct {
-		kind    opKind
-		payload drawnPayload
-		want    contract.PrivacyResult
-		res     contract.CompletionResult
-		pr      contract.PrivacyResult
-		snap    contract.HistorySnapshot
-		err     error
-	}
-	items := make([]item, k)
-	fx := m.fixture
-	for i := range items {
-		raw, _ := json.Marshal(map[string]any{"messages": []map[string]string{{"role": "user", "content": fmt.Sprintf("burst %d item %d [ds4:internal]note[/ds4:internal]", op.n, i)}}})
-		it := &items[i]
-		it.kind = []opKind{opComplete, opComplete, opSnapshot, opEnforce}[rnd.IntN(4)]
-		it.payload = drawnPayload{raw: raw}
-		if it.kind != opSnapshot {
-			w, err := r.predictPrivacy(in, fx.Model.Provider, it.payload)
-			if err != nil {
-				return diagnosticsRule{}, "", failed("EnforcePrivacy must sanitise an inspectable payload", err)
-			}
-			it.want = w
-		}
-	}
-	in.tr.script(answerObject, nil)
-	var wg sync.WaitGroup
-	for i := range items {
-		it := &items[i]
-		wg.Go(func() {
-			it.err = guard(func() error {
-				var err error
-				switch it.kind {
-				case opComplete:
-					it.res = in.a.Complete(r.ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: it.payload.value()})
-				case opSnapshot:
-					it.snap, err = in.a.SnapshotHistory(r.ctx)
-				default:
-					it.pr, err = in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: fx.Model.Provider, Payload: it.payload.value()})
-				}
-				return err
-			})
-		})
-	}
-	wg.Wait()
-	reqs, _ := in.tr.take()
-	if in.kv != nil {
-		// None of the burst's payloads holds a local KV prompt.
-		if err := in.kv.quiet("a completion whose payload holds no local KV prompt does not reach the local KV port (§11: prepare finds none)", fmt.Sprintf("burst of %d", k)); err != nil {
-			return diagnosticsRule{}, "", err
-		}
-		for i := range items {
-			if items[i].kind == opComplete {
-				in.kv.slack++
-			}
-		}
-	}
-	var sent []any
-	for i := range items {
-		it := &items[i]
-		where := fmt.Sprintf("burst of %d, item #%d (%s)", k, i, opNames[it.kind])
-		if it.err != nil {
-			return diagnosticsRule{}, "", withNote(failed("concurrent calls answer as serial calls do", it.err), where)
-		}
-		switch it.kind {
-		case opComplete:
-			sent = append(sent, json.RawMessage(it.want.Payload))
-			if it.res.Status != contract.StatusCompleted || !sameJSON(it.res.Output, outputFor(answerObject, it.want.Payload)) || it.res.Privacy != it.want.Summary() {
-				return diagnosticsRule{}, "", broken("an adapter is safe for concurrent use: each completion gets its own output and privacy summary", "completed with its own output", where+": "+describeModelResult(it.res))
-			}
-		case opSnapshot:
-			if err := checkSnapshot(&it.snap, fx.RuntimeID, fx.SessionID, m.root, in.s.asHeld(m.msgs, it.snap.Messages, 0)); err != nil {
-				return diagnosticsRule{}, "", withNote(err, where)
-			}
-			if err := m.checkRevision("SnapshotHistory", it.snap.Revision); err != nil {
-				return diagnosticsRule{}, "", withNote(err, where)
-			}
-		default:
-			if d := diffPrivacy(it.want, it.pr); d != "" {
-				return diagnosticsRule{}, "", broken("an adapter is safe for concurrent use: each enforcement answers as it would alone", "the engine's result", where+": "+d)
-			}
-		}
-	}
-	if missing, extra := payloadMultisetDiff(sent, reqs); missing > 0 || extra > 0 || len(reqs) != len(sent) {
-		return diagnosticsRule{}, "", broken("an adapter is safe for concurrent use: the transport receives each completion's own sanitised payload, once", fmt.Sprintf("%d requests, one per completion", len(sent)),
-			fmt.Sprintf("burst of %d: %d requests, %d unmatched, %d payloads missing", k, len(reqs), extra, missing))
-	}
-	return diagnosticsRule{}, fmt.Sprintf("%d calls at once", k), nil
-}
-
-// unknownRequestIDs are capability ids outside the registry, some of them
-// registry ids in other casing or with spaces.
-var unknownRequestIDs = []contract.CapabilityID{"Embeddings", " compaction", "local-kv-reuse ", "LOCAL-KV-REUSE", "provider_continuation", "x-vendor", ""}
-
-func drawRequests(rnd *rand.Rand) []contract.CapabilityRequest {
-	ids := contract.CapabilityIDs()
-	n := rnd.IntN(9)
-	out := make([]contract.CapabilityRequest, n)
-	for i := range out {
-		id := ids[rnd.IntN(len(ids))]
-		if rnd.IntN(4) == 0 {
-			id = unknownRequestIDs[rnd.IntN(len(unknownRequestIDs))]
-		}
-		out[i] = contract.CapabilityRequest{ID: id, Required: rnd.IntN(2) == 0}
-	}
-	return out
-}
-
-func nonNilDecls(ds []contract.CapabilityDeclaration) []contract.CapabilityDeclaration {
-	if ds == nil {
-		return []contract.CapabilityDeclaration{}
-	}
-	return ds
-}
-
-func declIDs(ds []contract.CapabilityDeclaration) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = string(d.ID)
-	}
-	return out
-}
-
-func describeModel(d contract.ModelDescriptor) string {
-	return fmt.Sprintf("provider of %d bytes, id of %d bytes, contextWindow %d, maxTokens set %t, reasoning set %t, %d inputs, cost set %t",
-		len(d.Provider), len(d.ID), d.ContextWindow, d.MaxTokens != nil, d.Reasoning != nil, len(d.Input), d.Cost != nil)
-}
-
-func describeModelPtr(d *contract.ModelDescriptor) string {
-	if d == nil {
-		return "no model"
-	}
-	return describeModel(*d)
-}
-
-// The edits below prove a returned value is a copy: they change every
-// part of it the adapter might share with its own state.
-
-func editDiagnostics(ds []contract.Diagnostic) {
-	for i := range ds {
-		ds[i] = contract.Diagnostic{Code: "edited", Severity: "edited", Message: "edited", Capability: "edited"}
-	}
-}
-
-func editNegotiation(n *contract.Negotiation) {
-	for i := range n.Statuses {
-		n.Statuses[i] = contract.CapabilityStatus{ID: "edited", Version: "edited", Reason: "edited", Supported: true, Enabled: true}
-	}
-	for i := range n.Enabled {
-		n.Enabled[i] = "edited"
-	}
-	for i := range n.Disabled {
-		n.Disabled[i] = "edited"
-	}
-	editDiagnostics(n.Diagnostics)
-}
-
-func editModel(d *contract.ModelDescriptor) {
-	d.Provider, d.ID, d.ContextWindow = "edited", "edited", -1
-	if d.MaxTokens != nil {
-		*d.MaxTokens = -1
-	}
-	if d.Reasoning != nil {
-		*d.Reasoning = !*d.Reasoning
-	}
-	for i := range d.Input {
-		d.Input[i] = "edited"
-	}
-	if d.Cost != nil {
-		d.Cost.Input, d.Cost.Output = -1, -1
-	}
 }

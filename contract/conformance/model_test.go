@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -168,5 +170,70 @@ func TestModelRefusalsKeepTheRules(t *testing.T) {
 		conformance.WithRequiredFamilies(gen.FamilyThinking))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "a required family is no limit") {
 		t.Fatalf("required family: %s %+v", r.Status, r.Failure)
+	}
+}
+
+// lateLooker is an adapter that, when its completion's context has a
+// short deadline, looks at the request only once the deadline passed — as an
+// adapter descheduled on a busy machine does — and then, finding the
+// context ended, gives up at once as a failed transport (once closed, it
+// answers as closed adapters do), before checking the request (SPEC allows it: docs/conformance.md, "a completion whose
+// deadline passed before the transport was reached").
+type lateLooker struct {
+	contract.Adapter
+	mu     *sync.Mutex
+	extra  *[]contract.Diagnostic
+	closed *bool
+}
+
+func (a lateLooker) Shutdown(ctx context.Context) error {
+	a.mu.Lock()
+	*a.closed = true
+	a.mu.Unlock()
+	return a.Adapter.Shutdown(ctx)
+}
+
+func (a lateLooker) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	// Every call's context ends at the call bound; a short deadline is
+	// the completion's own.
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < time.Second {
+		<-ctx.Done()
+	}
+	a.mu.Lock()
+	closed := *a.closed
+	a.mu.Unlock()
+	if ctx.Err() == nil || closed {
+		return a.Adapter.Complete(ctx, req)
+	}
+	a.mu.Lock()
+	*a.extra = append(*a.extra, contract.Diagnostic{Code: contract.DiagnosticCompletionTransportFailed, Severity: contract.SeverityWarning, Message: "gave up: the context ended"})
+	a.mu.Unlock()
+	return contract.CompletionResult{Status: contract.StatusFallback, Code: contract.FallbackTransportFailed, Retryable: true, Reason: "the call's context ended"}
+}
+
+func (a lateLooker) Diagnostics() []contract.Diagnostic {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append(a.Adapter.Diagnostics(), *a.extra...)
+}
+
+// The model judges a completion's timing latitude by the state of its
+// context when it returned, never by how fast the machine is: an adapter
+// that looked only after a deadline passed may give up as a failed
+// transport, whatever the request held.
+func TestModelGrantsTimingLatitudeByTheContextsState(t *testing.T) {
+	f := conformance.NewFactory("late-looker", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := correct().Create(ctx, setup)
+		if err == nil {
+			inst.Adapter = lateLooker{inst.Adapter, new(sync.Mutex), new([]contract.Diagnostic), new(bool)}
+		}
+		return inst, err
+	})
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := c.Run(ctx, f, conformance.WithModelSteps(1500), conformance.WithSeed(seed))
+		if r.Status != conformance.StatusPass {
+			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
+		}
 	}
 }
