@@ -271,3 +271,27 @@ func TestDocsListTheVocabulary(t *testing.T) {
 		t.Errorf("holding differences table lists %q, want %q", rows, want)
 	}
 }
+
+// TestDocsNameEveryCheckThatDrawsRandomInput requires the WithSeed row of
+// the options table to name exactly the checks that draw random input.
+func TestDocsNameEveryCheckThatDrawsRandomInput(t *testing.T) {
+	tab := conformanceTable(t, "option", "flag of `conform`", "default", "effect")
+	for _, r := range tab.rows {
+		if len(r.cells) != len(tab.header) || r.cells[0] != "`WithSeed(seed)`" {
+			continue
+		}
+		named := map[string]bool{}
+		for _, n := range names(r.cells[3]) {
+			if _, ok := conformance.CheckByID(n); ok {
+				named[n] = true
+			}
+		}
+		for _, c := range conformance.Checks() {
+			if c.Seeded() != named[c.ID] {
+				t.Errorf("docs/conformance.md:%d: the WithSeed row names %s: %t; it draws random input: %t", r.line, c.ID, named[c.ID], c.Seeded())
+			}
+		}
+		return
+	}
+	t.Fatal("docs/conformance.md: the options table has no WithSeed row")
+}

@@ -123,7 +123,7 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		rep.Passed = false
 		rep.Problems = append(rep.Problems, nothing)
 	}
-	printTable(stdout, targetName, rep)
+	printTable(stdout, targetName, rep, args)
 	if err := writeResults(f, targetName, rep); err != nil {
 		fmt.Fprintln(stderr, "conform:", err)
 		if rep.Passed {

@@ -418,3 +418,29 @@ func TestConformShowsLimitsInTheVerdict(t *testing.T) {
 		t.Fatalf("unknown family: exit %d, %q", code, errOut)
 	}
 }
+
+// A failed check that draws random input prints the command that reruns it
+// alone with its seed; pasted, that command fails the same way with the
+// same seed.
+func TestConformPrintsTheRerunOfASeededFailure(t *testing.T) {
+	t.Parallel()
+	f := mutantNamed(t, "case-sensitive-markers").Factory(reference.NewConformanceFactory())
+	code, out, errOut := runIt(t, f, "--check", conformance.CheckPrivacyProbes+","+conformance.CaseIdentity, "--report", filepath.Join(t.TempDir(), "r.json"))
+	line := ""
+	for _, l := range strings.Split(out, "\n") {
+		if _, after, ok := strings.Cut(l, "rerun:    "); ok {
+			line = after
+		}
+	}
+	if code != exitFail || !strings.HasPrefix(line, "conform ") || !strings.HasSuffix(line, " --check "+conformance.CheckPrivacyProbes+" --seed "+line[len(line)-18:]) {
+		t.Fatalf("exit %d, rerun line %q\n%s%s", code, line, out, errOut)
+	}
+	words, err := splitCommand(strings.TrimPrefix(line, "conform "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code2, out2, errOut2 := runIt(t, f, words...)
+	if code2 != exitFail || !strings.Contains(out2, "rerun:    "+line+"\n") || len(failedRows(out2)) != 1 {
+		t.Fatalf("rerun %q: exit %d, want the same failure and seed\n%s%s", words, code2, out2, errOut2)
+	}
+}

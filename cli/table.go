@@ -11,8 +11,10 @@ import (
 )
 
 // printTable writes the human-readable results: one row per check, the
-// explanation under each failure, and a verdict line.
-func printTable(w io.Writer, target string, rep conformance.RunReport) {
+// explanation under each failure (with the command that reruns a failed
+// check that drew random input, args being the run's own), and a verdict
+// line.
+func printTable(w io.Writer, target string, rep conformance.RunReport, args []string) {
 	fmt.Fprintf(w, "%s conformance of %s\n", contract.ContractVersion, target)
 	if rep.FactoryName != "" {
 		fmt.Fprintf(w, "adapter: %s\n", rep.FactoryName)
@@ -37,6 +39,9 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %-6s  %s", width, c.ID, kindWidth, c.Kind, result, detail), " "))
 		if f := c.Failure; f != nil {
 			fmt.Fprintf(w, "%srule:     %s\n%sexpected: %s\n%sactual:   %s\n", pad, f.Rule, pad, f.Expected, pad, f.Actual)
+			if c.Seed != 0 {
+				fmt.Fprintf(w, "%srerun:    %s\n", pad, rerunCommand(args, c.ID, c.Seed))
+			}
 		}
 	}
 	fmt.Fprintln(w)
@@ -99,4 +104,41 @@ func kindCounts(checks []conformance.Result) string {
 		parts = append(parts, "the cases in order")
 	}
 	return strings.Join(append(parts, fmt.Sprintf("%d extended", extended), fmt.Sprintf("%d capability-gated", gated)), ", ")
+}
+
+// rerunCommand is the conform command that reruns check id alone with
+// seed: the run's own arguments with their --check, --seed, --report and
+// --junit flags replaced.
+func rerunCommand(args []string, id string, seed uint64) string {
+	words := []string{"conform"}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			words = append(words, args[i:]...)
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+		case name == "check" || name == "seed" || name == "report" || name == "junit":
+			if !hasValue {
+				i++ // the flag's value is the next word
+			}
+			continue
+		}
+		words = append(words, a)
+	}
+	for i, word := range words {
+		words[i] = shellQuote(word)
+	}
+	return strings.Join(words, " ") + fmt.Sprintf(" --check %s --seed %#016x", id, seed)
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain
+// word characters.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,@+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -42,7 +42,15 @@ type Check struct {
 	// table of docs/conformance.md words it.
 	Rule string
 	run  func(ctx context.Context, e *env) error
+	// seeded marks a check that draws random input, from the run's seed
+	// (env.seed, the only source of randomness a check may use).
+	seeded bool
 }
+
+// Seeded reports whether the check draws random input: it draws it from
+// the run's seed (WithSeed, or a fresh one), which its Result carries, so
+// that WithSeed with it replays the run.
+func (c Check) Seeded() bool { return c.seeded }
 
 // Status is the outcome of a check.
 type Status string
@@ -79,9 +87,10 @@ type Result struct {
 	// histories its instances hold (canonical-history, in-order,
 	// projection).
 	Limits []Limit `json:"limits,omitempty"`
-	// Seed is, for a failed check that draws random input
-	// (privacy-probes, privacy-engine), the seed it drew from: WithSeed
-	// (--seed) reproduces the failure. It is 0 otherwise.
+	// Seed is, for a check that draws random input (Check.Seeded), the
+	// seed it drew from: WithSeed (--seed) with it replays the run, and so
+	// reproduces a failure. It is 0 for the other checks, and for a
+	// seeded check that drew nothing (skipped before it drew).
 	Seed uint64 `json:"seed,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`

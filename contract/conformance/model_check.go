@@ -28,7 +28,7 @@ const (
 )
 
 func modelChecks() []Check {
-	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel,
+	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel, seeded: true,
 		Summary: "random sequences of every operation (local KV through a recording port included), on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
 		Rule:    "an adapter answers any sequence of operations as the contract says, output by output, wherever SPEC pins the answer"}}
 }
@@ -47,10 +47,7 @@ func checkModel(ctx context.Context, e *env) error {
 	if steps <= 0 {
 		return skip("no model steps were asked for (WithModelSteps(0))")
 	}
-	seed := e.opts.Seed
-	if seed == 0 {
-		seed = randomSeed()
-	}
+	seed := e.seed()
 	// No sequence draws a family the run leaves out or the instance
 	// declares it cannot hold, nor, once refused, a family refused.
 	leave, err := modelLeave(ctx, e)

@@ -50,7 +50,7 @@ func (e *env) seed() uint64 {
 
 func privacyChecks() []Check {
 	return []Check{
-		{ID: CheckPrivacyProbes, Kind: KindExtended,
+		{ID: CheckPrivacyProbes, Kind: KindExtended, seeded: true,
 			Summary: fmt.Sprintf("keeps %d generated payloads' local-only content and secrets from remote providers: random probes in every content key, marker class and casing, broken marker structure, escaped names, look-alike providers, partly inspectable values", privacyProbeCount),
 			Rule:    "no content of a class the destination does not allow, and no secret, reaches a remote provider — whatever the key, depth, marker casing, marker structure or escaping; allowed content does; a payload that cannot be fully inspected fails closed without a transport call",
 			run: func(ctx context.Context, e *env) error {
@@ -60,7 +60,7 @@ func privacyChecks() []Check {
 				}
 				return checkPrivacyProbesSeed(ctx, s, e.seed(), privacyProbeCount)
 			}},
-		{ID: CheckPrivacyEngine, Kind: KindExtended,
+		{ID: CheckPrivacyEngine, Kind: KindExtended, seeded: true,
 			Summary: fmt.Sprintf("enforces privacy exactly as privacy.Engine does under the configuration the factory declares, for %d generated payloads", privacyEngineCount),
 			Rule:    "an adapter declaring its privacy configuration (Instance.PrivacyConfig) enforces it exactly as the reference engine does: the same destination, counts and sanitised payload",
 			run: func(ctx context.Context, e *env) error {

@@ -130,9 +130,7 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 		// What the check saw is part of the verdict too.
 		r.Failure.Actual = "the check itself passed; closing its instances: " + r.Failure.Actual
 	}
-	if r.Failure != nil {
-		r.Seed = e.drawn
-	}
+	r.Seed = e.drawn
 	r.Duration = time.Since(t0)
 	return r
 }
