@@ -165,7 +165,7 @@ func (r *modelRun) drawCompletion(in *modelInst, op modelOp, rnd *rand.Rand) com
 	if in.lastPayload != nil && rnd.IntN(5) == 0 {
 		c.payload = drawnPayload{raw: in.lastPayload} // the same request again
 	}
-	c.mode = transportMode(rnd.IntN(int(answerBlock) + 1))
+	c.mode = transportMode(rnd.IntN(int(transportModes)))
 	if rnd.IntN(2) == 0 {
 		c.mode = answerObject
 	}

@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,5 +236,28 @@ func TestModelGrantsTimingLatitudeByTheContextsState(t *testing.T) {
 		if r.Status != conformance.StatusPass {
 			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
 		}
+	}
+}
+
+// clippedOutput cuts every completed output over 1 MiB to 1 MiB of
+// valid JSON, as an adapter with a fixed read buffer might.
+type clippedOutput struct{ contract.Adapter }
+
+func (a clippedOutput) Complete(ctx context.Context, req contract.CompletionRequest) contract.CompletionResult {
+	r := a.Adapter.Complete(ctx, req)
+	if len(r.Output) > 1<<20 {
+		r.Output = json.RawMessage(`{"content":"clipped"}`)
+	}
+	return r
+}
+
+// The model's transport answers outputs of every shape — empty, larger
+// than 1 MiB, nested 128 deep — and each must come back unchanged.
+func TestModelCatchesAnOutputClippedAt1MiB(t *testing.T) {
+	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return clippedOutput{a} }, new(int))
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	r := c.Run(ctx, f, conformance.WithModelSteps(2000), conformance.WithSeed(2))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "passes the transport's output back unchanged") {
+		t.Fatalf("%s %+v", r.Status, r.Failure)
 	}
 }

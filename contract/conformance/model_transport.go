@@ -30,9 +30,25 @@ const (
 	answerPartial
 	// answerBlock waits for the request's context to end.
 	answerBlock
+	// answerEmpty answers an empty value: "", {} or [].
+	answerEmpty
+	// answerLarge answers an object of more than 1 MiB.
+	answerLarge
+	// answerDeep answers a value nested modelDeepOutput levels deep.
+	answerDeep
+	// transportModes counts the modes.
+	transportModes
 )
 
-var transportModeNames = [...]string{"object", "string", "array", "null", "error", "partial", "block"}
+var transportModeNames = [transportModes]string{"object", "string", "array", "null", "error", "partial", "block", "empty", "large", "deep"}
+
+// Sizes of the outputs that reach SPEC's bounds: a large output is more
+// than 1 MiB, a deep one nested 128 levels (SPEC bounds neither: the
+// output is runtime-owned and comes back unchanged).
+const (
+	modelLargeOutput = 1<<20 + 17
+	modelDeepOutput  = 128
+)
 
 // modelBlockBound is how long a blocking transport waits for its context
 // before it gives up and reports that the context never ended.
@@ -79,6 +95,25 @@ func outputFor(mode transportMode, payload []byte) json.RawMessage {
 		return json.RawMessage(`["` + tag + `",1,{"n":null}]`)
 	case answerNull:
 		return json.RawMessage(`null`)
+	case answerEmpty:
+		return json.RawMessage([]string{`""`, `{}`, `[]`}[sum[8]%3])
+	case answerLarge:
+		b := make([]byte, 0, modelLargeOutput+64)
+		b = append(b, `{"content":"`+tag+` `...)
+		for len(b) < modelLargeOutput {
+			b = append(b, tag...)
+		}
+		return append(b, `","n":[1,-0.5,1e-7,"\u00e9\ud83d\ude00"]}`...)
+	case answerDeep:
+		b := make([]byte, 0, 8*modelDeepOutput+len(tag)+2)
+		for i := range modelDeepOutput {
+			b = append(b, []string{`[`, `{"a":`}[i%2]...)
+		}
+		b = append(b, `"`+tag+`"`...)
+		for i := modelDeepOutput - 1; i >= 0; i-- {
+			b = append(b, []string{`]`, `}`}[i%2]...)
+		}
+		return b
 	}
 	return json.RawMessage(`{"role":"assistant","content":"` + tag + `"}`)
 }
