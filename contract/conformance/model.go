@@ -145,6 +145,9 @@ type diagnosticsRule struct {
 	// of a code SPEC leaves to the adapter (a corrupt source: §4 says
 	// "error", §12 names the reference adapter's code).
 	anyError bool
+	// many says the operation records many diagnostics, of which records
+	// holds the last: only that one must be there after it.
+	many bool
 }
 
 // readAnswer is what SPEC makes a snapshot or a rebuild answer: an error,

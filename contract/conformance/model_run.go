@@ -418,6 +418,8 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return r.shutdown(in, rnd)
 	case opBurst:
 		return r.burst(in, op, rnd)
+	case opFlood:
+		return r.flood(in, rnd)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }
@@ -962,4 +964,47 @@ func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule,
 		return diagnosticsRule{}, "", failed("Shutdown is idempotent and succeeds", err)
 	}
 	return rule, "", nil
+}
+
+// flood crosses the diagnostics bound in one operation: 101 to 160
+// fallbacks and failed enforcements that reach no transport — completions
+// with a blank provider or an uninspectable payload, enforcements of one —
+// each answered as SPEC says, so that every run sees what a full list keeps
+// (§12: the reference adapter's newest 100, oldest first, compared
+// exactly after the operation).
+func (r *modelRun) flood(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	m := in.m
+	if m.closed {
+		return r.skip("a closed adapter records nothing")
+	}
+	fx := m.fixture
+	n := referenceDiagnosticsKept + 1 + rnd.IntN(60)
+	var last contract.Diagnostic
+	for i := range n {
+		where := fmt.Sprintf("flood of %d, call #%d", n, i)
+		switch kind := rnd.IntN(3); kind {
+		case 0, 1:
+			req := contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: HostilePayload()}
+			code := contract.FallbackPrivacyEnforcementFail
+			if kind == 0 {
+				req.Provider, req.Payload, code = blankNames[rnd.IntN(len(blankNames))], PlainPayload(), contract.FallbackInvalidRequest
+			}
+			if err := m.checkFallback(where, in.a.Complete(r.ctx, req), code, modelLeaks); err != nil {
+				return diagnosticsRule{}, "", err
+			}
+			last = m.fellBack(code, nil).records[0]
+		default:
+			_, err := in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: fx.Model.Provider, Payload: HostilePayload()})
+			if err == nil {
+				return diagnosticsRule{}, "", broken("enforcement fails closed: a payload that cannot be fully inspected is an error (§8)", "an error", where+": a result")
+			}
+			if leaksAny(err.Error()) {
+				return diagnosticsRule{}, "", broken("an enforcement error is metadata only: it never quotes the payload it refused", "an error without payload text", where+": the error quotes some")
+			}
+			last = m.enforceFailedClosed().records[0]
+		}
+	}
+	// Which entries a full list drops is the adapter's choice (but the
+	// reference adapter's, §12): the last call's diagnostic is there.
+	return diagnosticsRule{records: []contract.Diagnostic{last}, many: true}, fmt.Sprintf("%d fallbacks and failed enforcements", n), nil
 }

@@ -36,15 +36,19 @@ const (
 	// while the transport waits for it: never drawn, it opens every
 	// sequence (see cancelledRun).
 	opCancelled
+	// opFlood records more diagnostics than SPEC's bound in one
+	// operation: never drawn, it opens the first sequence of every run
+	// (see flood).
+	opFlood
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0}
 
 // cancelledRun is how many cancelled completions open every sequence on
 // each instance (a fuzzer's short sequences excepted), before any drawn
@@ -177,6 +181,10 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 				seq.ops = append(seq.ops, modelOp{kind: opCancelled, inst: i, seed: j}) // n only matters to appends
 			}
 		}
+		if twins {
+			// The first sequence of a run crosses the diagnostics bound.
+			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())})
+		}
 		seq.opening = len(seq.ops)
 	}
 	total := 0
@@ -200,9 +208,10 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 		}
 	}
 	// Drawn last, so that the draws above are those of a run without
-	// local KV.
-	for range instances {
-		seq.kv = append(seq.kv, r.IntN(modelKVOdds) == 0)
+	// local KV. The first sequence of a run gives its second instance a
+	// port, so that no run leaves local KV untried.
+	for i := range instances {
+		seq.kv = append(seq.kv, r.IntN(modelKVOdds) == 0 || twins && i == 1)
 	}
 	return seq
 }

@@ -261,3 +261,36 @@ func TestModelCatchesAnOutputClippedAt1MiB(t *testing.T) {
 		t.Fatalf("%s %+v", r.Status, r.Failure)
 	}
 }
+
+// ninetyNine is the reference adapter listing one diagnostic too few once
+// its list is full: a bound off by one.
+type ninetyNine struct{ contract.Adapter }
+
+func (a ninetyNine) Diagnostics() []contract.Diagnostic {
+	ds := a.Adapter.Diagnostics()
+	if len(ds) >= 100 {
+		ds = ds[1:]
+	}
+	return ds
+}
+
+// Every run crosses the diagnostics bound (the first sequence opens with
+// more than 100 recorded diagnostics), so a bound off by one fails every
+// run, whatever its seed and however few its steps.
+func TestModelCrossesTheDiagnosticsBoundEveryRun(t *testing.T) {
+	base := reference.NewConformanceFactory()
+	f := conformance.NewFactory("ninety-nine", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := base.Create(ctx, setup)
+		if err == nil {
+			inst.Adapter = ninetyNine{inst.Adapter}
+		}
+		return inst, err
+	})
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithSeed(seed))
+		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "keeps the newest 100") {
+			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
+		}
+	}
+}
