@@ -10,10 +10,12 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -590,12 +592,12 @@ func writeNew(ctx context.Context, op, path string, data []byte) (*os.File, erro
 }
 
 // lockedTemp creates a new temporary file in dir named after pattern
-// (os.CreateTemp) and takes its exclusive lock, so that removeStaleTemps
+// (createTemp) and takes its exclusive lock, so that removeStaleTemps
 // leaves it alone. A name removed by removeStaleTemps before the lock was
 // taken is given up for a new one.
 func lockedTemp(ctx context.Context, op, path, dir, pattern string) (*os.File, error) {
 	for {
-		tmp, err := os.CreateTemp(dir, pattern)
+		tmp, err := createTemp(dir, pattern)
 		if err != nil {
 			return nil, writeError(op, path, "file cannot be created", err)
 		}
@@ -614,6 +616,24 @@ func lockedTemp(ctx context.Context, op, path, dir, pattern string) (*os.File, e
 			return tmp, nil
 		}
 		tmp.Close()
+	}
+}
+
+// createTemp is os.CreateTemp (mode 0600, the last "*" of pattern
+// replaced by a random string) with the file opened for appending
+// (O_APPEND), as a History needs it.
+func createTemp(dir, pattern string) (*os.File, error) {
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
 	}
 }
 
