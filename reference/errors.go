@@ -2,6 +2,7 @@ package reference
 
 import (
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 	"syscall"
@@ -134,6 +135,18 @@ func fsError(op, path, reason string, kind, cause error) error {
 		kind = ErrReadOnly
 	}
 	return parseError(op, path, 0, kind, reason, cause)
+}
+
+// rootError is the error of a header whose project root does not resolve
+// (cause): ErrReadOnly when a folder on its path may not be searched,
+// else ErrHistoryCorrupt. Only what the operating system said is kept of
+// the cause: its path is the header's content.
+func rootError(op, path string, cause error) error {
+	var errno syscall.Errno
+	if errors.Is(cause, fs.ErrPermission) && errors.As(cause, &errno) {
+		return parseError(op, path, 1, ErrReadOnly, "header project root may not be searched", errno)
+	}
+	return parseError(op, path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
 }
 
 // noRoom reports whether err says there is no room to write: the file

@@ -167,9 +167,12 @@ func parseHistoryCtx(ctx context.Context, op, path string, data []byte, l limits
 	if err != nil {
 		return nil, parseError(op, path, 1, ErrHistoryCorrupt, err.Error(), nil)
 	}
-	root, err := resolveRoot(h.ProjectRoot)
-	if err != nil || contract.IsBlank(h.ProjectRoot) {
+	if contract.IsBlank(h.ProjectRoot) {
 		return nil, parseError(op, path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+	}
+	root, err := resolveRoot(h.ProjectRoot)
+	if err != nil {
+		return nil, rootError(op, path, err)
 	}
 	body := data[nl+1:]
 	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
@@ -368,14 +371,17 @@ func decodeHeader(line []byte) (Header, error) {
 }
 
 // openError classifies a failure to open a history file with flag: a file
-// opened for writing that the operating system will not let this process
-// write is ErrReadOnly.
+// that the operating system will not let this process open as asked (the
+// file's or a folder's permissions, or a read-only file system for a
+// writer) is ErrReadOnly.
 func openError(op, path string, flag int, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return parseError(op, path, 0, ErrHistoryMissing, "file does not exist", err)
 	case flag&(os.O_WRONLY|os.O_RDWR) != 0:
 		return fsError(op, path, "file cannot be opened for writing", ErrHistoryCorrupt, err)
+	case errors.Is(err, fs.ErrPermission):
+		return parseError(op, path, 0, ErrReadOnly, "file may not be read", err)
 	}
 	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
 }
@@ -527,7 +533,7 @@ func encodeHistory(op, path string, h *Header, messages []contract.Message, l li
 	}
 	root, err := resolveRoot(h.ProjectRoot)
 	if err != nil {
-		return nil, "", parseError(op, path, 0, ErrInvalidHeader, "project root does not resolve", err)
+		return nil, "", fsError(op, path, "project root does not resolve", ErrInvalidHeader, err)
 	}
 	h.ProjectRoot = root
 	data := appendHeader(nil, h)
