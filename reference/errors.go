@@ -39,17 +39,23 @@ var (
 	// project root that does not resolve.
 	ErrInvalidHeader = errors.New("reference: history header is invalid")
 	// ErrConcurrentWrite: the file was changed by something other than
-	// the History appending to it (or replaced while a writer waited for
-	// its lock); nothing was written.
+	// the History appending to it — truncated, written, rewritten,
+	// removed, renamed or replaced, before or while the record was
+	// written (or replaced while a writer waited for its lock). The record
+	// was not acknowledged, and was taken back, unless the error says it
+	// stays; RecoverHistory says what an outside truncation took.
 	ErrConcurrentWrite = errors.New("reference: history changed during append")
 	// ErrInvalidOptions: New, or a history function, was given options it
 	// cannot use (a negative bound, for example).
 	ErrInvalidOptions = errors.New("reference: invalid adapter options")
 	// ErrClosed: the adapter has been shut down, or the History closed.
 	ErrClosed = errors.New("reference: adapter is closed")
-	// ErrReadOnly: the history cannot be written because its file system
-	// is read-only (EROFS) or this process may not write it (EACCES,
-	// EPERM). Nothing was written.
+	// ErrReadOnly: the history cannot be used as asked because its file
+	// system is read-only (EROFS), or the permissions of the file, of a
+	// folder on its path or of a folder on its header's project root do
+	// not let this process write it or, for a reader, read it (EACCES,
+	// EPERM). Nothing was written; a History whose append fails with it
+	// appends again once the permissions are back.
 	ErrReadOnly = errors.New("reference: history cannot be written")
 	// ErrWriteFailed: writing, syncing or truncating the file failed for
 	// another reason the error names (ENOSPC, EDQUOT, EFBIG, EIO, …). An

@@ -296,17 +296,29 @@ func (h *History) Close() error {
 //
 // Before writing, Append compares the file's status (which file the path
 // names, its size, its modification and status change times) with the one
-// this handle's last write left. When anything differs, the file is hashed
+// this handle's last check saw. When anything differs, the file is hashed
 // again: a file whose bytes are still the ones this handle knows is
 // accepted, anything else (bytes rewritten, appended or removed by another
-// program) fails with ErrConcurrentWrite, and makes every later append
-// fail the same way: Close the handle and open the file again. Then the
-// record is written with one write at the end of the file and synced. A
-// write or sync that fails is taken back (the file is truncated to the
+// program, the file removed, renamed or replaced) fails with
+// ErrConcurrentWrite, and makes every later append fail the same way:
+// Close the handle and open the file again (RecoverHistory first, to learn
+// what a truncation took). Then the record is written with one write at
+// the end of the file (O_APPEND: never beyond it, so never after a hole)
+// and synced, and the file is checked again: the record must have landed
+// at the end of the acknowledged bytes, the file must end with it, and the
+// path must still name the file. When not, the record is taken back and
+// the append fails with ErrConcurrentWrite, as above. Only a change after
+// that last check, in the moment before Append returns, goes unseen by
+// this append; the next one notices it.
+//
+// A write or sync that fails is taken back (the file is truncated to the
 // acknowledged bytes and synced) before Append returns an error wrapping
 // ErrWriteFailed or ErrReadOnly and the operating system's error; the
 // handle stays usable. When the bytes cannot be taken back, that error
-// sticks, and RecoverHistory repairs the file after Close.
+// sticks, and RecoverHistory repairs the file after Close. When a folder
+// on the path may not be searched, the append fails with ErrReadOnly
+// (wrapping EACCES), and the handle appends again once it may, if the
+// file is still the one it knows.
 func (h *History) Append(ctx context.Context, msg contract.Message) error {
 	return h.append(ctx, "append", &msg, h.limits)
 }

@@ -377,7 +377,7 @@ func raceOutsideChange(t *testing.T, changes []outsideChange, rounds int, seed u
 		}
 		mustNil(t, h.Close())
 	}
-	t.Logf("%d rounds, each failing an append (%d of them starting after the change); acknowledged records gone: %d changed after they were acknowledged, %d during an append after its last check",
+	t.Logf("%d rounds, each failing an append (%d of them starting after the change); acknowledged records gone: %d changed after they were acknowledged, %d acknowledged while the change was under way, after their last check",
 		rounds, detectedBefore, lostLater, lostInWindow)
 }
 
