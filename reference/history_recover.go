@@ -230,6 +230,12 @@ func recoverTail(ctx context.Context, op, path string, f *os.File) (Recovery, er
 	}
 	err = f.Truncate(cut)
 	if err == nil {
+		// Another program that ignores the lock and truncated the file
+		// below cut since it was read made that truncation lengthen it:
+		// the NUL bytes it added go again.
+		err = trimNUL(f, cut)
+	}
+	if err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
