@@ -35,7 +35,7 @@ type History struct {
 	root   string // the header's project root, resolved when opened
 	count  int
 	digest hash.Hash // SHA-256 of the file's first state.size bytes
-	stamp  fileStamp // the file's status after this handle's last write
+	stamp  fileStamp // the file's status at this handle's last check
 	err    error     // once set, every append fails with it
 	// torn is set when the bytes of a record that was not acknowledged
 	// could not be taken back: they begin at tornAt, tornLen long.
