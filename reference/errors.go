@@ -2,6 +2,7 @@ package reference
 
 import (
 	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,17 +39,23 @@ var (
 	// project root that does not resolve.
 	ErrInvalidHeader = errors.New("reference: history header is invalid")
 	// ErrConcurrentWrite: the file was changed by something other than
-	// the History appending to it (or replaced while a writer waited for
-	// its lock); nothing was written.
+	// the History appending to it — truncated, written, rewritten,
+	// removed, renamed or replaced, before or while the record was
+	// written (or replaced while a writer waited for its lock). The record
+	// was not acknowledged, and was taken back, unless the error says it
+	// stays; RecoverHistory says what an outside truncation took.
 	ErrConcurrentWrite = errors.New("reference: history changed during append")
 	// ErrInvalidOptions: New, or a history function, was given options it
 	// cannot use (a negative bound, for example).
 	ErrInvalidOptions = errors.New("reference: invalid adapter options")
 	// ErrClosed: the adapter has been shut down, or the History closed.
 	ErrClosed = errors.New("reference: adapter is closed")
-	// ErrReadOnly: the history cannot be written because its file system
-	// is read-only (EROFS) or this process may not write it (EACCES,
-	// EPERM). Nothing was written.
+	// ErrReadOnly: the history cannot be used as asked because its file
+	// system is read-only (EROFS), or the permissions of the file, of a
+	// folder on its path or of a folder on its header's project root do
+	// not let this process write it or, for a reader, read it (EACCES,
+	// EPERM). Nothing was written; a History whose append fails with it
+	// appends again once the permissions are back.
 	ErrReadOnly = errors.New("reference: history cannot be written")
 	// ErrWriteFailed: writing, syncing or truncating the file failed for
 	// another reason the error names (ENOSPC, EDQUOT, EFBIG, EIO, …). An
@@ -134,6 +141,18 @@ func fsError(op, path, reason string, kind, cause error) error {
 		kind = ErrReadOnly
 	}
 	return parseError(op, path, 0, kind, reason, cause)
+}
+
+// rootError is the error of a header whose project root does not resolve
+// (cause): ErrReadOnly when a folder on its path may not be searched,
+// else ErrHistoryCorrupt. Only what the operating system said is kept of
+// the cause: its path is the header's content.
+func rootError(op, path string, cause error) error {
+	var errno syscall.Errno
+	if errors.Is(cause, fs.ErrPermission) && errors.As(cause, &errno) {
+		return parseError(op, path, 1, ErrReadOnly, "header project root may not be searched", errno)
+	}
+	return parseError(op, path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
 }
 
 // noRoom reports whether err says there is no room to write: the file

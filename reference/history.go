@@ -10,10 +10,12 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -165,9 +167,12 @@ func parseHistoryCtx(ctx context.Context, op, path string, data []byte, l limits
 	if err != nil {
 		return nil, parseError(op, path, 1, ErrHistoryCorrupt, err.Error(), nil)
 	}
-	root, err := resolveRoot(h.ProjectRoot)
-	if err != nil || contract.IsBlank(h.ProjectRoot) {
+	if contract.IsBlank(h.ProjectRoot) {
 		return nil, parseError(op, path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+	}
+	root, err := resolveRoot(h.ProjectRoot)
+	if err != nil {
+		return nil, rootError(op, path, err)
 	}
 	body := data[nl+1:]
 	if bytes.Count(body, []byte{'\n'}) > l.maxMessages {
@@ -366,14 +371,17 @@ func decodeHeader(line []byte) (Header, error) {
 }
 
 // openError classifies a failure to open a history file with flag: a file
-// opened for writing that the operating system will not let this process
-// write is ErrReadOnly.
+// that the operating system will not let this process open as asked (the
+// file's or a folder's permissions, or a read-only file system for a
+// writer) is ErrReadOnly.
 func openError(op, path string, flag int, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return parseError(op, path, 0, ErrHistoryMissing, "file does not exist", err)
 	case flag&(os.O_WRONLY|os.O_RDWR) != 0:
 		return fsError(op, path, "file cannot be opened for writing", ErrHistoryCorrupt, err)
+	case errors.Is(err, fs.ErrPermission):
+		return parseError(op, path, 0, ErrReadOnly, "file may not be read", err)
 	}
 	return parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be opened", err)
 }
@@ -525,7 +533,7 @@ func encodeHistory(op, path string, h *Header, messages []contract.Message, l li
 	}
 	root, err := resolveRoot(h.ProjectRoot)
 	if err != nil {
-		return nil, "", parseError(op, path, 0, ErrInvalidHeader, "project root does not resolve", err)
+		return nil, "", fsError(op, path, "project root does not resolve", ErrInvalidHeader, err)
 	}
 	h.ProjectRoot = root
 	data := appendHeader(nil, h)
@@ -590,12 +598,12 @@ func writeNew(ctx context.Context, op, path string, data []byte) (*os.File, erro
 }
 
 // lockedTemp creates a new temporary file in dir named after pattern
-// (os.CreateTemp) and takes its exclusive lock, so that removeStaleTemps
+// (createTemp) and takes its exclusive lock, so that removeStaleTemps
 // leaves it alone. A name removed by removeStaleTemps before the lock was
 // taken is given up for a new one.
 func lockedTemp(ctx context.Context, op, path, dir, pattern string) (*os.File, error) {
 	for {
-		tmp, err := os.CreateTemp(dir, pattern)
+		tmp, err := createTemp(dir, pattern)
 		if err != nil {
 			return nil, writeError(op, path, "file cannot be created", err)
 		}
@@ -614,6 +622,24 @@ func lockedTemp(ctx context.Context, op, path, dir, pattern string) (*os.File, e
 			return tmp, nil
 		}
 		tmp.Close()
+	}
+}
+
+// createTemp is os.CreateTemp (mode 0600, the last "*" of pattern
+// replaced by a random string) with the file opened for appending
+// (O_APPEND), as a History needs it.
+func createTemp(dir, pattern string) (*os.File, error) {
+	prefix, suffix := pattern, ""
+	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
+		prefix, suffix = pattern[:i], pattern[i+1:]
+	}
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
 	}
 }
 

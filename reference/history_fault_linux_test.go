@@ -408,3 +408,178 @@ func TestNoWritePermission(t *testing.T) {
 		t.Error("the history changed")
 	}
 }
+
+func init() { moreChildren["permissions"] = childPermissions }
+
+// childPermissions works in ADAPTERKIT_DIR, which this process owns and
+// whose permissions it changes. It reports "<step> <kind>" for each step:
+// kind is "ok" or "readonly=<is ErrReadOnly>|eacces=<is
+// EACCES>|concurrent=<is ErrConcurrentWrite>|corrupt=<is
+// ErrHistoryCorrupt>|<error>".
+func childPermissions(report func(string, ...any)) error {
+	dir := os.Getenv("ADAPTERKIT_DIR")
+	fx := fixture()
+	ctx := context.Background()
+	above := filepath.Join(dir, "above")
+	root := filepath.Join(above, "project")
+	folder := filepath.Join(dir, "history")
+	path := filepath.Join(folder, "session.jsonl")
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return err
+	}
+	if err := CreateHistory(ctx, path, Header{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, ProjectRoot: root}, fx.Messages); err != nil {
+		return err
+	}
+	kind := func(err error) string {
+		if err == nil {
+			return "ok"
+		}
+		return fmt.Sprintf("readonly=%v|eacces=%v|concurrent=%v|corrupt=%v|%v", errors.Is(err, ErrReadOnly),
+			errors.Is(err, syscall.EACCES), errors.Is(err, ErrConcurrentWrite), errors.Is(err, ErrHistoryCorrupt), err)
+	}
+	adapter := func() (*Adapter, error) {
+		return New(Options{HistoryPath: path, RuntimeID: fx.RuntimeID, ProjectRoot: root, Model: &fx.Model, Transport: &recorder{}})
+	}
+	snapshot := func() error {
+		a, err := adapter()
+		if err != nil {
+			return err
+		}
+		_, err = a.SnapshotHistory(ctx)
+		return err
+	}
+	h, err := OpenHistory(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	acked := len(fx.Messages)
+	step := func(name string, err error) {
+		if err == nil && strings.HasPrefix(name, "append") {
+			acked++
+		}
+		report("%s %s", name, kind(err))
+	}
+	step("append", h.Append(ctx, nextMessage("p-1")))
+
+	// The history's folder may not be searched: writers and readers are
+	// told so, and the open History appends again once it may.
+	if err := os.Chmod(folder, 0); err != nil {
+		return err
+	}
+	step("append-folder-closed", h.Append(ctx, nextMessage("p-2")))
+	step("append-folder-closed-again", h.Append(ctx, nextMessage("p-2")))
+	step("snapshot-folder-closed", snapshot())
+	_, err = OpenHistory(ctx, path)
+	step("open-folder-closed", err)
+	step("appendmessage-folder-closed", AppendMessage(ctx, path, nextMessage("p-x")))
+	_, err = RecoverHistory(ctx, path)
+	step("recover-folder-closed", err)
+	// Closed while a record is written: it is taken back.
+	h.checking = func() { os.Chmod(folder, 0) }
+	if err := os.Chmod(folder, 0o700); err != nil {
+		return err
+	}
+	step("append-folder-closed-while-written", h.Append(ctx, nextMessage("p-2")))
+	h.checking = nil
+	if err := os.Chmod(folder, 0o700); err != nil {
+		return err
+	}
+	step("append-folder-open", h.Append(ctx, nextMessage("p-2")))
+
+	// The history itself may not be read or written: the open History
+	// still writes it (its permissions were checked when it was opened);
+	// anything opening it is refused.
+	if err := os.Chmod(path, 0); err != nil {
+		return err
+	}
+	step("append-file-closed", h.Append(ctx, nextMessage("p-3")))
+	step("snapshot-file-closed", snapshot())
+	if err := os.Chmod(path, 0o600); err != nil {
+		return err
+	}
+	step("append-file-open", h.Append(ctx, nextMessage("p-4")))
+
+	// A folder above the header's project root may not be searched: a
+	// snapshot, cold or from a cache, cannot resolve the root.
+	cold, err := adapter()
+	if err != nil {
+		return err
+	}
+	warm, err := adapter()
+	if err != nil {
+		return err
+	}
+	if _, err := warm.SnapshotHistory(ctx); err != nil {
+		return err
+	}
+	if err := os.Chmod(above, 0); err != nil {
+		return err
+	}
+	_, err = cold.SnapshotHistory(ctx)
+	step("snapshot-root-closed-cold", err)
+	_, err = warm.SnapshotHistory(ctx)
+	step("snapshot-root-closed-warm", err)
+	if err := os.Chmod(above, 0o700); err != nil {
+		return err
+	}
+	if err := snapshot(); err != nil {
+		return err
+	}
+	report("acked %d len %d", acked, h.Len())
+	return nil
+}
+
+// TestPermissionErrorsSayPermission takes away the permissions of a
+// history's folder and of the history under an open History: writers
+// and readers fail with ErrReadOnly wrapping EACCES — never
+// ErrHistoryCorrupt, never "replaced" — and the History appends again
+// once the permissions are back. Root may read and write anything, so as
+// root the child runs as the unprivileged user 65534 (setpriv), from a
+// copy of the test binary it may run, in a folder it owns.
+func TestPermissionErrorsSayPermission(t *testing.T) {
+	var wrapper []string
+	dir, err := os.MkdirTemp("", "adapterkit-permissions-")
+	mustNil(t, err)
+	t.Cleanup(func() {
+		filepath.WalkDir(dir, func(p string, _ os.DirEntry, _ error) error { os.Chmod(p, 0o700); return nil })
+		os.RemoveAll(dir)
+	})
+	if os.Geteuid() == 0 {
+		if _, err := exec.LookPath("setpriv"); err != nil {
+			t.Skip("running as root without setpriv: no user to lack the permission")
+		}
+		wrapper = []string{"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"}
+		mustNil(t, os.Chown(dir, 65534, 65534))
+	}
+	dir, err = filepath.EvalSymlinks(dir)
+	mustNil(t, err)
+	bin := filepath.Join(dir, "child.test")
+	self, err := os.ReadFile(os.Args[0])
+	mustNil(t, err)
+	mustNil(t, os.WriteFile(bin, self, 0o755))
+	work := filepath.Join(dir, "work")
+	mustNil(t, os.Mkdir(work, 0o700))
+	if os.Geteuid() == 0 {
+		mustNil(t, os.Chown(work, 65534, 65534))
+	}
+	lines := readReports(t, startChildOf(t, wrapper, bin, "permissions", "ADAPTERKIT_DIR="+work))
+	denied := func(got string) bool {
+		return strings.HasPrefix(got, "readonly=true|eacces=true|concurrent=false|corrupt=false|") && strings.HasSuffix(got, ": permission denied")
+	}
+	for _, step := range []string{"append-folder-closed", "append-folder-closed-again", "snapshot-folder-closed",
+		"open-folder-closed", "appendmessage-folder-closed", "recover-folder-closed", "append-folder-closed-while-written",
+		"snapshot-file-closed", "snapshot-root-closed-cold", "snapshot-root-closed-warm"} {
+		if got := reportWith(t, lines, step); !denied(got) {
+			t.Errorf("%s: %s", step, got)
+		}
+	}
+	for _, step := range []string{"append", "append-folder-open", "append-file-closed", "append-file-open"} {
+		if got := reportWith(t, lines, step); got != "ok" {
+			t.Errorf("%s: %s", step, got)
+		}
+	}
+	if got, n := reportWith(t, lines, "acked"), len(fixture().Messages)+4; got != fmt.Sprintf("%d len %d", n, n) {
+		t.Errorf("acknowledged and held: %s", got)
+	}
+}

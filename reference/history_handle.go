@@ -35,12 +35,18 @@ type History struct {
 	root   string // the header's project root, resolved when opened
 	count  int
 	digest hash.Hash // SHA-256 of the file's first state.size bytes
-	stamp  fileStamp // the file's status after this handle's last write
+	stamp  fileStamp // the file's status at this handle's last check
 	err    error     // once set, every append fails with it
-	torn   bool      // a failed record's bytes could not be taken back
-	closed bool
-	key    fileKey // the file's identity in handles, when keyed
-	keyed  bool
+	// torn is set when the bytes of a record that was not acknowledged
+	// could not be taken back: they begin at tornAt, tornLen long.
+	torn            bool
+	tornAt, tornLen int64
+	closed          bool
+	key             fileKey // the file's identity in handles, when keyed
+	keyed           bool
+	// checking, when set, is called after a record is synced, just
+	// before the file is checked again (tests change the file there).
+	checking func()
 }
 
 // fileStamp is what a file's status says about its content: which file it
@@ -81,7 +87,9 @@ func OpenHistory(ctx context.Context, path string, opts ...HistoryOption) (*Hist
 }
 
 func openHistory(ctx context.Context, op, path string, l limits) (*History, error) {
-	f, fi, err := openRegular(op, path, os.O_RDWR)
+	// O_APPEND: a record lands at the file's end, whatever another
+	// program did to the file since the handle last looked (see append).
+	f, fi, err := openRegular(op, path, os.O_RDWR|os.O_APPEND)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +160,8 @@ func openHandle(path string) *History {
 func readLocked(ctx context.Context, op, path string, l limits, f *os.File, opened fs.FileInfo) (*History, error) {
 	// The name may have been given to another file while this one waited
 	// for the lock.
-	if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
-		return nil, parseError(op, path, 0, ErrConcurrentWrite, "file was replaced while waiting for the lock", err)
+	if err := stillNamed(op, path, opened, "file was replaced while waiting for the lock"); err != nil {
+		return nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
@@ -222,17 +230,13 @@ func CreateAndOpenHistory(ctx context.Context, path string, header Header, messa
 		return nil, err
 	}
 	fi, err := f.Stat()
-	if err == nil {
-		var named fs.FileInfo
-		if named, err = os.Stat(path); err == nil && !os.SameFile(fi, named) {
-			err = parseError(op, path, 0, ErrConcurrentWrite, "file was replaced after it was created", nil)
-		}
+	if err != nil {
+		err = parseError(op, path, 0, ErrConcurrentWrite, "file cannot be found after it was created", err)
+	} else {
+		err = stillNamed(op, path, fi, "file was replaced after it was created")
 	}
 	if err != nil {
 		f.Close()
-		if _, ok := err.(*HistoryError); !ok {
-			err = parseError(op, path, 0, ErrConcurrentWrite, "file cannot be found after it was created", err)
-		}
 		return nil, err
 	}
 	digest := sha256.New()
@@ -270,8 +274,10 @@ func (h *History) Close() error {
 	}
 	h.closed = true
 	h.unregister()
-	if h.torn && h.f.Truncate(h.state.size) == nil && h.f.Sync() == nil {
-		h.torn = false
+	if h.torn {
+		if _, err := h.unwrite(h.tornAt, h.tornLen); err == nil {
+			h.torn = false
+		}
 	}
 	return h.f.Close()
 }
@@ -290,17 +296,29 @@ func (h *History) Close() error {
 //
 // Before writing, Append compares the file's status (which file the path
 // names, its size, its modification and status change times) with the one
-// this handle's last write left. When anything differs, the file is hashed
+// this handle's last check saw. When anything differs, the file is hashed
 // again: a file whose bytes are still the ones this handle knows is
 // accepted, anything else (bytes rewritten, appended or removed by another
-// program) fails with ErrConcurrentWrite, and makes every later append
-// fail the same way: Close the handle and open the file again. Then the
-// record is written with one write at the end of the file and synced. A
-// write or sync that fails is taken back (the file is truncated to the
+// program, the file removed, renamed or replaced) fails with
+// ErrConcurrentWrite, and makes every later append fail the same way:
+// Close the handle and open the file again (RecoverHistory first, to learn
+// what a truncation took). Then the record is written with one write at
+// the end of the file (O_APPEND: never beyond it, so never after a hole)
+// and synced, and the file is checked again: the record must have landed
+// at the end of the acknowledged bytes, the file must end with it, and the
+// path must still name the file. When not, the record is taken back and
+// the append fails with ErrConcurrentWrite, as above. Only a change after
+// that last check, in the moment before Append returns, goes unseen by
+// this append; the next one notices it.
+//
+// A write or sync that fails is taken back (the file is truncated to the
 // acknowledged bytes and synced) before Append returns an error wrapping
 // ErrWriteFailed or ErrReadOnly and the operating system's error; the
 // handle stays usable. When the bytes cannot be taken back, that error
-// sticks, and RecoverHistory repairs the file after Close.
+// sticks, and RecoverHistory repairs the file after Close. When a folder
+// on the path may not be searched, the append fails with ErrReadOnly
+// (wrapping EACCES), and the handle appends again once it may, if the
+// file is still the one it knows.
 func (h *History) Append(ctx context.Context, msg contract.Message) error {
 	return h.append(ctx, "append", &msg, h.limits)
 }
@@ -344,9 +362,18 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message, l 
 		}
 		ids, calls = indexOfMessages(added)
 	}
-	// The handle holds the file's writer lock, so the file ends at
-	// state.size (checkUnchanged): the line is written there.
-	n, err := h.f.WriteAt(line, h.state.size)
+	// The file was opened with O_APPEND: the record lands at the file's
+	// end, never beyond it, so a file another program truncated since
+	// checkUnchanged gets no hole; where it landed is where the file
+	// offset is after the write, less what was written.
+	n, err := h.f.Write(line)
+	end, serr := h.f.Seek(0, io.SeekCurrent)
+	if serr != nil {
+		// Where the bytes went is unknown: none can be taken back.
+		h.err = writeError(op, h.path, "record was written where it cannot be found", errors.Join(err, serr))
+		return h.err
+	}
+	at := end - int64(n)
 	if err == nil && n != len(line) {
 		err = io.ErrShortWrite
 	}
@@ -354,7 +381,13 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message, l 
 		err = h.f.Sync()
 	}
 	if err != nil {
-		return h.takeBack(op, err)
+		return h.takeBack(op, at, int64(n), err)
+	}
+	if h.checking != nil {
+		h.checking()
+	}
+	if err := h.checkWritten(op, at, int64(len(line))); err != nil {
+		return err
 	}
 	h.digest.Write(line)
 	h.state.size += int64(len(line))
@@ -362,8 +395,94 @@ func (h *History) append(ctx context.Context, op string, m *contract.Message, l 
 	h.count++
 	h.state.ids = merge(h.state.ids, ids)
 	h.state.calls = merge(h.state.calls, calls)
-	h.restamp()
 	return nil
+}
+
+// checkWritten checks the file after a record of n bytes was written at
+// offset at and synced, before the append is acknowledged: the record
+// must have landed at the end of the acknowledged bytes, the file must
+// end with it, and the path must still name the file. Otherwise another
+// program truncated, wrote or replaced the file while the record was
+// written: the record is taken back (unwrite) and the error, which sticks,
+// says what happened. When a folder on the path may no longer be searched,
+// the record is taken back too and the error is ErrReadOnly; the handle
+// stays usable. On success the file's status is the handle's new stamp.
+//
+// What no check can see is a change after it: from here to the moment
+// Append returns.
+func (h *History) checkWritten(op string, at, n int64) error {
+	fi, ferr := h.f.Stat()
+	var named fs.FileInfo
+	var nerr error
+	if ferr == nil {
+		named, nerr = os.Stat(h.path)
+	}
+	var err error
+	switch size := h.state.size; {
+	case ferr != nil:
+		err = parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", ferr)
+	case at < size || (at == size && fi.Size() < at+n):
+		err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was truncated by another program", nil)
+	case at > size || fi.Size() > at+n:
+		err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was written by another program", nil)
+	default:
+		err = h.pathError(op, named, nerr, fi)
+	}
+	if err == nil {
+		h.stamp = stampOf(fi)
+		return nil
+	}
+	kept, uerr := h.unwrite(at, n)
+	switch {
+	case uerr != nil:
+		h.torn, h.tornAt, h.tornLen = true, at, n
+		h.err = writeError(op, h.path, "record cannot be checked, and its bytes cannot be taken back", errors.Join(err, uerr))
+		return h.err
+	case kept:
+		// Another program wrote after the record: it stays, not
+		// acknowledged.
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was written by another program; the record stays in it, not acknowledged", nil)
+		return h.err
+	case errors.Is(err, ErrConcurrentWrite):
+		h.err = err
+	default:
+		h.restamp()
+	}
+	return err
+}
+
+// pathError returns nil when named (the status of the path, or nerr) is
+// the file open as fi, else the error: ErrReadOnly when a folder on the
+// path may not be searched (the file may still be the one this handle
+// knows, so nothing sticks), else ErrConcurrentWrite, which sticks (h.err).
+func (h *History) pathError(op string, named fs.FileInfo, nerr error, fi fs.FileInfo) error {
+	switch {
+	case nerr == nil && os.SameFile(fi, named):
+		return nil
+	case nerr == nil:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was replaced", nil)
+	case errors.Is(nerr, fs.ErrPermission):
+		return parseError(op, h.path, 0, ErrReadOnly, "a folder on the path may not be searched", nerr)
+	case errors.Is(nerr, fs.ErrNotExist):
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was removed or renamed", nerr)
+	default:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file cannot be found at its path", nerr)
+	}
+	return h.err
+}
+
+// stillNamed returns nil when the path still names the file opened as
+// opened, else the error: ErrReadOnly when a folder on the path may not
+// be searched, else ErrConcurrentWrite with reason.
+func stillNamed(op, path string, opened fs.FileInfo, reason string) error {
+	now, err := os.Stat(path)
+	switch {
+	case err == nil && os.SameFile(opened, now):
+		return nil
+	case errors.Is(err, fs.ErrPermission):
+		return parseError(op, path, 0, ErrReadOnly, "a folder on the path may not be searched", err)
+	}
+	return parseError(op, path, 0, ErrConcurrentWrite, reason, err)
 }
 
 // restamp records the file's status after this handle changed it. When it
@@ -376,54 +495,122 @@ func (h *History) restamp() {
 	}
 }
 
-// takeBack handles a record that could not be written or synced (cause):
-// it truncates the file back to the bytes acknowledged so far and syncs
-// it, so that the file is as it was before the append, and returns the
-// error, which names what the operating system said. The handle stays
+// takeBack handles a record that could not be written or synced (cause),
+// whose n bytes written so far begin at offset at: it takes them back
+// (unwrite), so that the file is as it was before the append, and returns
+// the error, which names what the operating system said. The handle stays
 // usable. When the bytes cannot be taken back, the error says so and
 // sticks: every later append fails with it, and RecoverHistory repairs
-// the file once the handle is closed (Close tries once more).
-func (h *History) takeBack(op string, cause error) error {
-	err := h.f.Truncate(h.state.size)
-	if err == nil {
-		err = h.f.Sync()
-	}
-	if err != nil {
-		h.torn = true
+// the file once the handle is closed (Close tries once more). When the
+// record did not land at the end of the acknowledged bytes, another
+// program truncated or wrote the file: that error sticks instead.
+func (h *History) takeBack(op string, at, n int64, cause error) error {
+	kept, err := h.unwrite(at, n)
+	switch {
+	case err != nil:
+		h.torn, h.tornAt, h.tornLen = true, at, n
 		h.err = writeError(op, h.path, "record cannot be written, and its bytes cannot be taken back", errors.Join(cause, err))
+		return h.err
+	case at < h.state.size:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "record cannot be written, and the file was truncated by another program", cause)
+		return h.err
+	case at > h.state.size || kept:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "record cannot be written, and the file was written by another program", cause)
 		return h.err
 	}
 	h.restamp()
 	return writeError(op, h.path, "record cannot be written; the file is as it was", cause)
 }
 
-// checkUnchanged fails with ErrConcurrentWrite, for this and every later
-// append, when the file is no longer the one this handle knows.
+// unwrite takes back the n bytes this handle wrote at offset at, for a
+// record it does not acknowledge: when the file ends within them or just
+// after them, it is truncated to at and synced. When it is no longer
+// than at, nothing of them is left to take back; when it goes on after
+// them, another program wrote there, and they stay (kept). It never
+// makes the file longer: when another program truncated the file below at
+// between the look at its size and the truncation, the NUL bytes the
+// truncation added are removed again (no record holds a NUL byte).
+func (h *History) unwrite(at, n int64) (kept bool, err error) {
+	fi, err := h.f.Stat()
+	switch {
+	case err != nil:
+		return false, err
+	case n == 0 || fi.Size() <= at:
+		return false, nil
+	case fi.Size() > at+n:
+		return true, nil
+	}
+	if err := h.f.Truncate(at); err != nil {
+		return false, err
+	}
+	if err := trimNUL(h.f, at); err != nil {
+		return false, err
+	}
+	return false, h.f.Sync()
+}
+
+// trimNUL truncates f, which is size bytes long, to just after its last
+// byte that is not NUL, when its last byte is NUL.
+func trimNUL(f *os.File, size int64) error {
+	buf := make([]byte, 64<<10)
+	end := size
+	for end > 0 {
+		chunk := buf[:min(int64(len(buf)), end)]
+		if _, err := f.ReadAt(chunk, end-int64(len(chunk))); err != nil {
+			return err
+		}
+		i := len(chunk) - 1
+		for i >= 0 && chunk[i] == 0 {
+			i--
+		}
+		end -= int64(len(chunk) - 1 - i)
+		if i >= 0 {
+			break
+		}
+	}
+	if end == size {
+		return nil
+	}
+	return f.Truncate(end)
+}
+
+// checkUnchanged fails when the file is no longer the one this handle
+// knows: with ErrConcurrentWrite, for this and every later append, when
+// the path names another file or none, or the file was truncated, written
+// or rewritten by another program; with ErrReadOnly, for this append
+// only, when a folder on the path may not be searched. A file whose status
+// changed but whose bytes still hash to the handle's revision (only its
+// times or permissions changed) is accepted.
 func (h *History) checkUnchanged(ctx context.Context, op string) error {
 	fi, err := h.f.Stat()
 	if err != nil {
 		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
 	named, err := os.Stat(h.path)
-	if err != nil || !os.SameFile(fi, named) {
-		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was replaced", err)
+	if err := h.pathError(op, named, err, fi); err != nil {
+		return err
+	}
+	size := h.state.size
+	switch {
+	case fi.Size() == size && h.stamp.equal(stampOf(fi)):
+		return nil
+	case fi.Size() < size:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was truncated by another program", nil)
+		return h.err
+	case fi.Size() > size:
+		h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file was written by another program", nil)
 		return h.err
 	}
-	if h.stamp.equal(stampOf(fi)) {
-		return nil
+	d := sha256.New()
+	if _, err := io.Copy(d, ctxReader{ctx, io.NewSectionReader(h.f, 0, size)}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
 	}
-	if fi.Size() == h.state.size {
-		d := sha256.New()
-		if _, err := io.Copy(d, ctxReader{ctx, io.NewSectionReader(h.f, 0, h.state.size)}); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return parseError(op, h.path, 0, ErrHistoryCorrupt, "file cannot be read", err)
-		}
-		if hex.EncodeToString(d.Sum(nil)) == h.state.revision {
-			h.stamp = stampOf(fi)
-			return nil
-		}
+	if hex.EncodeToString(d.Sum(nil)) == h.state.revision {
+		h.stamp = stampOf(fi)
+		return nil
 	}
 	h.err = parseError(op, h.path, 0, ErrConcurrentWrite, "file changed outside this handle", nil)
 	return h.err

@@ -3,6 +3,7 @@ package reference
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,6 +23,15 @@ type Recovery struct {
 	// file: there was no room to write one, and the record began as every
 	// record this package writes begins (see RecoverHistory).
 	Discarded bool
+	// LostBytes and LostMessages say what another program took from the
+	// history: how many of the bytes, and how many of the messages, that
+	// the History this process holds open on the file had acknowledged
+	// the file no longer holds after recovery (a torn record moved to
+	// SideFile counts among them; the header is no message). They are
+	// known only when RecoverHistory recovers through such a History, and
+	// 0 otherwise.
+	LostBytes    int64
+	LostMessages int
 }
 
 // sideSuffix is the middle of a side file's name:
@@ -54,10 +64,33 @@ const sideSuffix = ".torn-"
 // read to say. A process killed during recovery leaves the file torn, or
 // recovered; a side file it had begun stays behind, and recovering again
 // writes a new one.
+//
+// When this process holds a History open on the file (through any name or
+// link), RecoverHistory recovers through it, holding its lock, and
+// compares the file with what that History acknowledged: after another
+// program truncated the file (its appends then fail with
+// ErrConcurrentWrite, "file was truncated by another program"), the
+// Recovery's LostBytes and LostMessages say how many acknowledged bytes
+// and messages are gone, also when the error says the file holds no
+// complete line. The file's remaining records must be the first messages
+// the History acknowledged, under its header; when they are not, another
+// program rewrote the file, and the error wraps ErrConcurrentWrite
+// ("file was rewritten by another program"). The History keeps failing
+// with ErrConcurrentWrite: close it and open the file again. Without such
+// a History, what was acknowledged is not known, and nothing is reported
+// lost.
 func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 	const op = "recover"
 	if err := ctx.Err(); err != nil {
 		return Recovery{}, err
+	}
+	if h := openHandle(path); h != nil {
+		// A History this process holds open on the file has its lock:
+		// recover through it. One closed, or no longer named by path,
+		// meanwhile is passed over.
+		if r, err := h.recover(ctx, op, path); !errors.Is(err, errNotHeld) {
+			return r, err
+		}
 	}
 	f, opened, err := openRegular(op, path, os.O_RDWR)
 	if err != nil {
@@ -67,9 +100,96 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 	if err := lockWriter(ctx, op, path, f); err != nil {
 		return Recovery{}, err
 	}
-	if now, err := os.Stat(path); err != nil || !os.SameFile(opened, now) {
-		return Recovery{}, parseError(op, path, 0, ErrConcurrentWrite, "file was replaced while waiting for the lock", err)
+	if err := stillNamed(op, path, opened, "file was replaced while waiting for the lock"); err != nil {
+		return Recovery{}, err
 	}
+	return recoverTail(ctx, op, path, f)
+}
+
+// errNotHeld: the History found for a path is closed, or the path names
+// another file now.
+var errNotHeld = errors.New("history is not held open")
+
+// recover is RecoverHistory through h, for the file at path, which must
+// be h's file (else errNotHeld); it reports what h acknowledged that the
+// file no longer holds.
+func (h *History) recover(ctx context.Context, op, path string) (Recovery, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return Recovery{}, errNotHeld
+	}
+	fi, err := h.f.Stat()
+	if err != nil {
+		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	if named, err := os.Stat(path); err != nil || !os.SameFile(fi, named) {
+		return Recovery{}, errNotHeld
+	}
+	r, err := recoverTail(ctx, op, path, h.f)
+	if err != nil && !errors.Is(err, ErrHistoryCorrupt) {
+		return r, err
+	}
+	lostBytes, lostMessages, lerr := h.lost(ctx, op, path)
+	if lerr != nil {
+		if err == nil || !errors.Is(lerr, ErrConcurrentWrite) {
+			err = lerr
+		}
+		return r, err
+	}
+	r.LostBytes, r.LostMessages = lostBytes, lostMessages
+	if lostBytes > 0 && h.err == nil {
+		h.err = parseError("append", h.path, 0, ErrConcurrentWrite, "file was truncated by another program", nil)
+	}
+	return r, err
+}
+
+// lost compares the file with what h acknowledged and returns how many
+// acknowledged bytes and messages it no longer holds: none when it is at
+// least as long. A shorter file must hold h's header and then records of
+// the first messages h acknowledged, in order, up to its last '\n' (a
+// torn tail after it counts as lost); anything else was rewritten
+// (ErrConcurrentWrite).
+func (h *History) lost(ctx context.Context, op, path string) (int64, int, error) {
+	fi, err := h.f.Stat()
+	if err != nil {
+		return 0, 0, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	size := fi.Size()
+	if size >= h.state.size {
+		return 0, 0, nil
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(ctxReader{ctx, io.NewSectionReader(h.f, 0, size)}, data); err != nil {
+		if ctx.Err() != nil {
+			return 0, 0, ctx.Err()
+		}
+		return 0, 0, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
+	}
+	rewritten := parseError(op, path, 0, ErrConcurrentWrite, "file was rewritten by another program", nil)
+	data = data[:bytes.LastIndexByte(data, '\n')+1]
+	kept := 0
+	for line := 1; len(data) > 0; line++ {
+		nl := bytes.IndexByte(data, '\n')
+		if line == 1 {
+			if hd, err := decodeHeader(data[:nl]); err != nil || hd != h.state.header {
+				return 0, 0, rewritten
+			}
+		} else {
+			m, reason, _ := decodeRecord(data[:nl], false)
+			if reason != "" || kept >= h.state.ids.len() || m.ID != h.state.ids.list[kept] {
+				return 0, 0, rewritten
+			}
+			kept++
+		}
+		data = data[nl+1:]
+	}
+	return h.state.size - size, h.count - kept, nil
+}
+
+// recoverTail recovers the history open as f, whose writer lock the
+// caller holds (see RecoverHistory).
+func recoverTail(ctx context.Context, op, path string, f *os.File) (Recovery, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "file cannot be read", err)
@@ -88,7 +208,7 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 	}
 	real, err := realPath(path)
 	if err != nil {
-		return Recovery{}, parseError(op, path, 0, ErrHistoryCorrupt, "side file cannot be named", err)
+		return Recovery{}, fsError(op, path, "side file cannot be named", ErrHistoryCorrupt, err)
 	}
 	r := Recovery{Offset: cut, Bytes: fi.Size() - cut}
 	side, err := saveTail(ctx, real, f, cut, fi.Size())
@@ -109,6 +229,12 @@ func RecoverHistory(ctx context.Context, path string) (Recovery, error) {
 		return Recovery{}, writeError(op, path, "side file cannot be written", err)
 	}
 	err = f.Truncate(cut)
+	if err == nil {
+		// Another program that ignores the lock and truncated the file
+		// below cut since it was read made that truncation lengthen it:
+		// the NUL bytes it added go again.
+		err = trimNUL(f, cut)
+	}
 	if err == nil {
 		err = f.Sync()
 	}

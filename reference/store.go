@@ -159,7 +159,7 @@ func identityError(path string) error {
 func (s *store) checkIdentity(h *Header, runtimeID, trustedRoot string) (string, error) {
 	root, err := resolveRoot(h.ProjectRoot)
 	if err != nil {
-		return "", parseError(readOp, s.path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+		return "", rootError(readOp, s.path, err)
 	}
 	if h.RuntimeID != runtimeID || root != trustedRoot {
 		return "", identityError(s.path)

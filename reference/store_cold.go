@@ -60,8 +60,10 @@ func (s *store) coldRead(ctx context.Context, f *os.File, fi fs.FileInfo) (*cold
 			h, err := decodeHeader(b[:nl])
 			if err != nil {
 				headErr = parseError(op, s.path, 1, ErrHistoryCorrupt, err.Error(), nil)
-			} else if root, rerr := resolveRoot(h.ProjectRoot); rerr != nil || contract.IsBlank(h.ProjectRoot) {
+			} else if contract.IsBlank(h.ProjectRoot) {
 				headErr = parseError(op, s.path, 1, ErrHistoryCorrupt, "header project root does not resolve", nil)
+			} else if root, rerr := resolveRoot(h.ProjectRoot); rerr != nil {
+				headErr = rootError(op, s.path, rerr)
 			} else {
 				out.header, out.root, out.x = h, root, newHeldContext(&h)
 			}
