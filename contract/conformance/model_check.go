@@ -49,7 +49,10 @@ func checkModel(ctx context.Context, e *env) error {
 	}
 	seed := e.seed()
 	// No sequence draws a family the run leaves out or the instance
-	// declares it cannot hold, nor, once refused, a family refused.
+	// declares it cannot hold. A family refused in one sequence is left
+	// out of that sequence's later appends and rewrites only: each
+	// sequence is drawn from its own seed alone, so that any part of a
+	// run draws what the whole run draws.
 	leave, err := modelLeave(ctx, e)
 	if err != nil {
 		return err
@@ -59,11 +62,6 @@ func checkModel(ctx context.Context, e *env) error {
 	ops, seqs := 0, 0
 	for ops < steps {
 		s := seqSeed(seed, seqs)
-		for f := range counts.refused {
-			if !slices.Contains(leave, f) {
-				leave = append(leave, f)
-			}
-		}
 		// The first sequence of every run puts two instances side by
 		// side, so that no run leaves their independence untried.
 		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, leave)
