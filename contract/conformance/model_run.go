@@ -32,9 +32,12 @@ type modelInst struct {
 	a       *boundedAdapter
 	src     *boundedSource
 	rewrite func(context.Context, contract.Message) error
-	tr      *modelTransport
-	m       *model
-	port    contract.EmbeddingPort
+	// brk and repair damage and repair the source (SourceBreaker).
+	brk    func(context.Context, Damage) error
+	repair func(context.Context) error
+	tr     *modelTransport
+	m      *model
+	port   contract.EmbeddingPort
 	// kv is the model of the instance's local KV, for an instance whose
 	// factory was given a port and whose adapter then declares
 	// local-kv-reuse; nil otherwise.
@@ -64,9 +67,10 @@ type modelRun struct {
 	leave []gen.Family
 }
 
-// modelLeaks are texts no diagnostic or fallback reason may hold: the
-// transport error's, and the secrets and class content of gen.Payload.
-var modelLeaks = []string{modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
+// modelLeaks are texts no error, diagnostic or fallback reason may hold:
+// the history text of a damaged source, the transport error's, and the
+// secrets and class content of gen.Payload.
+var modelLeaks = []string{modelHistoryProbe, modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB", LocalKVHandleProbe, modelKVPrefixMarker, localKVMessageText}
 
 // leaksAny reports whether s holds one of modelLeaks.
@@ -114,6 +118,7 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	if s.instance.Source != nil {
 		in.src = &boundedSource{inner: s.instance.Source, bound: s.adapter.bound}
 		in.rewrite = in.src.rewriter()
+		in.brk, in.repair = breakerOf(in.src)
 	}
 	if cfg := s.instance.PrivacyConfig; cfg != nil {
 		if in.m.engine, err = privacy.New(*cfg); err != nil {
@@ -420,6 +425,10 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return r.burst(in, op, rnd)
 	case opFlood:
 		return r.flood(in, rnd)
+	case opBreak:
+		return r.breakSource(in, op, rnd)
+	case opRepair:
+		return r.repairSource(in)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }
@@ -430,7 +439,7 @@ func (r *modelRun) sourceAppend(in *modelInst, op modelOp) (diagnosticsRule, str
 	if in.src == nil {
 		return r.skip(noSource)
 	}
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
@@ -469,7 +478,7 @@ func (r *modelRun) sourceRewrite(in *modelInst, op modelOp) (diagnosticsRule, st
 		return r.skip(noSource)
 	case in.rewrite == nil:
 		return r.skip(noRewrite)
-	case m.closed || m.corrupt || len(m.msgs) == 0:
+	case m.closed || m.corrupt || m.damage != nil || len(m.msgs) == 0:
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	i := op.seed % len(m.msgs)
@@ -496,7 +505,7 @@ func (r *modelRun) sourceCorrupt(in *modelInst) (diagnosticsRule, string, error)
 	if in.src == nil {
 		return r.skip(noSource)
 	}
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	if err := in.src.Corrupt(r.ctx); err != nil {
@@ -597,6 +606,9 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 	case want.fails != "" && err == nil:
 		return diagnosticsRule{}, "", broken(want.fails, "an error", describeHistory(&snap))
 	case want.fails != "":
+		if err := readError(method, err); err != nil {
+			return diagnosticsRule{}, "", err
+		}
 		return want.rule, want.desc, nil
 	case err != nil:
 		return diagnosticsRule{}, "", failed(method+" must project a valid canonical history", err)
@@ -833,7 +845,7 @@ type burstItem struct {
 // payloads sent.
 func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("bursts run on an open instance with a valid history")
 	}
 	items := make([]burstItem, 2+rnd.IntN(7))

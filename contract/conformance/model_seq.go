@@ -40,15 +40,18 @@ const (
 	// operation: never drawn, it opens the first sequence of every run
 	// (see flood).
 	opFlood
+	// opBreak damages the source (SourceBreaker); opRepair undoes it.
+	opBreak
+	opRepair
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3}
 
 // cancelledRun is how many cancelled completions open every sequence on
 // each instance (a fuzzer's short sequences excepted), before any drawn
