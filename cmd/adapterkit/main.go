@@ -71,7 +71,7 @@ const usage = `usage:
   adapterkit verify-release VERSION
       check a published release against this build's compatibility boundary
 
-run "adapterkit conform -h" for the conform flags
+run "adapterkit COMMAND -h" for the flags of a command
 `
 
 // run is main without the process: it returns the exit status.
