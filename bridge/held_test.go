@@ -326,3 +326,28 @@ func TestDeepNestingIsNamed(t *testing.T) {
 		t.Errorf("Serve of a deep request: %v, want ErrProtocol naming the nesting", err)
 	}
 }
+
+// A request that does not fit beside what is held breaks the connection,
+// naming the bound: on the harness side (an adapter's callback) and on the
+// server side (a harness request).
+func TestRequestOverTheHeldBoundBreaksTheConnection(t *testing.T) {
+	c, s := newScriptedWith(t, Options{CallTimeout: bound(30 * time.Second), MaxHeldBytes: 1 << 10})
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Hello(context.Background())
+		done <- err
+	}()
+	s.read()
+	s.write(`{"id":1,"method":"transport","params":{"instance":"only","call":1,"request":{"payload":%q}}}`, strings.Repeat("p", 2<<10))
+	err := <-done
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, ErrHeldTooLarge) || !strings.Contains(err.Error(), "a request of ") ||
+		!strings.Contains(err.Error(), "would pass the bound of 1024 bytes (MaxHeldBytes); the peer sends more at once than this side holds") {
+		t.Errorf("a callback over the bound: %v, want the connection broken naming the bound", err)
+	}
+
+	in := strings.NewReader(fmt.Sprintf(`{"id":1,"method":"hello","params":{"protocol":%q,"padding":%q}}`+"\n", ProtocolVersion, strings.Repeat("p", 2<<10)))
+	err = (&Server{Factory: &fakeFactory{}, MaxHeldBytes: 1 << 10}).Serve(context.Background(), in, io.Discard)
+	if !errors.Is(err, ErrHeldTooLarge) || !strings.Contains(err.Error(), "bound of 1024 bytes") {
+		t.Errorf("Serve of a request over the bound: %v, want ErrHeldTooLarge naming the bound", err)
+	}
+}
