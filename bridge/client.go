@@ -47,14 +47,19 @@ func NewClient(r io.Reader, w io.WriteCloser, opts Options) *Client {
 		})
 		return err
 	}
-	return newClient(r, w, opts, func(error) { _ = closeBoth() }, closeBoth)
+	return newClient(r, w, opts, nil, func(error) { _ = closeBoth() }, closeBoth)
 }
 
 // newClient starts a client; onBreak runs when the connection breaks, close
-// when the client is closed.
-func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), closer func() error) *Client {
+// when the client is closed. held bounds the messages it holds at once
+// (shared by the connections of a factory); nil gives it a bound of its
+// own, of opts.MaxHeldBytes.
+func newClient(r io.Reader, w io.Writer, opts Options, held *heldBudget, onBreak func(error), closer func() error) *Client {
 	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
-	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
+	if held == nil {
+		held = newHeldBudget(opts.maxHeld())
+	}
+	c.p = newPeer(r, w, opts.maxLine(), held, c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
 	c.p.writeTimeout = c.timeout
 	if !c.p.leadReads(r) {

@@ -111,6 +111,9 @@ type envelope struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *WireError      `json:"error,omitempty"`
+	// held is the bytes of the line that carried a message read, which
+	// it holds within the held bound until it is done with.
+	held int
 }
 
 type helloParams struct {

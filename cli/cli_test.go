@@ -444,3 +444,105 @@ func TestConformPrintsTheRerunOfASeededFailure(t *testing.T) {
 		t.Fatalf("rerun %q: exit %d, want the same failure and seed\n%s%s", words, code2, out2, errOut2)
 	}
 }
+// A count, bound or seed out of its range is a usage error, before any
+// check runs, and the report says the run did not pass: never a PASS with
+// the checks it would skip skipped.
+func TestNumericFlagsOutOfRangeAreUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--histories", "-1"}, "--histories: -1 is not a count"},
+		{[]string{"--model-steps", "-5"}, "--model-steps: -5 is not a count"},
+		{[]string{"--histories", "-1", "--model-steps", "-5"}, "--histories: -1 is not a count"},
+		{[]string{"--timeout", "0s"}, "--timeout: 0s is not a bound"},
+		{[]string{"--timeout", "-3s"}, "--timeout: -3s is not a bound"},
+		{[]string{"--seed", "0"}, "--seed: 0 is no seed"},
+		{[]string{"--seed", "-1"}, `invalid value "-1" for flag -seed`},
+	} {
+		reportFile := filepath.Join(t.TempDir(), "report.json")
+		args := append([]string{"--check", conformance.CaseIdentity, "--report", reportFile}, tc.args...)
+		code, out, errOut := runIt(t, reference.NewConformanceFactory(), args...)
+		if code != exitBroken || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d\nstdout %q\nstderr %q\nwant exit 2 before any check, saying %q", tc.args, code, out, errOut, tc.want)
+			continue
+		}
+		if rep := readReport(t, reportFile); rep.Passed || len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], tc.want) {
+			t.Errorf("%q: report passed %t, problems %q; want not passed, saying %q", tc.args, rep.Passed, rep.Problems, tc.want)
+		}
+	}
+	// 0 still skips what it counts, and says so.
+	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckModel+","+conformance.CaseIdentity, "--model-steps", "0", "--seed", "0x2a", "--timeout", "1m")
+	if code != exitPass || !strings.Contains(out, "no model steps were asked for") {
+		t.Errorf("--model-steps 0: exit %d\n%s%s", code, out, errOut)
+	}
+	// The help says what each numeric flag takes.
+	_, _, help := runIt(t, nil, "-h")
+	for _, want := range []string{"0 skips it, a negative count is a usage error (default 20)", "0 skips it, a negative count is a usage error (default 1000)", "must be positive (default 10s)", "a failure never names 0, which is a usage error"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h does not say %q:\n%s", want, help)
+		}
+	}
+}
+
+// --report and --junit naming one file is a usage error, however the two
+// names reach it; the file then holds the report, not passed, and no XML.
+func TestReportAndJUnitMustBeTwoFiles(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(dir, "existing.json")
+	if err := os.WriteFile(existing, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{ // name -> target
+		"hard.json":     "",
+		"soft.json":     existing,
+		"dangling.json": filepath.Join(dir, "not-yet.json"),
+		"subdir":        sub,
+	}
+	for name, target := range links {
+		var err error
+		if target == "" {
+			err = os.Link(existing, filepath.Join(dir, name))
+		} else {
+			err = os.Symlink(target, filepath.Join(dir, name))
+		}
+		if err != nil {
+			t.Skipf("cannot make links here: %v", err)
+		}
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct{ name, report, junit string }{
+		{"one path", "r.json", "r.json"},
+		{"relative and absolute", "r.json", filepath.Join(dir, "r.json")},
+		{"unclean", "sub/../r.json", "./r.json"},
+		{"hard link", "existing.json", "hard.json"},
+		{"symbolic link", "soft.json", "existing.json"},
+		{"link to a file not yet there", "dangling.json", "not-yet.json"},
+		{"through a linked folder", "subdir/x.json", "sub/x.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CaseIdentity, "--report", tc.report, "--junit", tc.junit)
+			if code != exitBroken || out != "" || !strings.Contains(errOut, "--report and --junit name one file") {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant exit 2 before any check, saying both name one file", code, out, errOut)
+			}
+			if rep := readReport(t, tc.report); rep.Passed || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "name one file") {
+				t.Errorf("the file holds passed %t, problems %q; want the report, not passed, saying why", rep.Passed, rep.Problems)
+			}
+		})
+	}
+	// So with a bad flag after them: still the report, never XML.
+	code, _, errOut := runIt(t, reference.NewConformanceFactory(), "--report", "b.json", "--junit", "b.json", "--no-such-flag")
+	if rep := readReport(t, "b.json"); code != exitBroken || rep.Passed || !strings.Contains(errOut, "name one file") {
+		t.Errorf("a bad flag after one file: exit %d, passed %t\n%s", code, rep.Passed, errOut)
+	}
+	// Two files in one folder are two files.
+	if code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CaseIdentity, "--report", "a.json", "--junit", "a.xml"); code != exitPass {
+		t.Errorf("two files: exit %d\n%s%s", code, out, errOut)
+	}
+	readJUnit(t, "a.xml")
+	readReport(t, "a.json")
+}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -27,13 +28,13 @@ type optionFlag struct {
 var optionFlags = []optionFlag{
 	{"name", "factory `name` for reports (default: the name the adapter gives)",
 		stringFlag(func(v string) (conformance.Option, error) { return conformance.WithName(v), nil })},
-	{"timeout", "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check (default " + conformance.DefaultCallTimeout.String() + ")",
+	{"timeout", "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check; must be positive (default " + conformance.DefaultCallTimeout.String() + ")",
 		durationFlag(conformance.WithCallTimeout)},
-	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it (default %d)", conformance.DefaultHistories),
+	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it, a negative count is a usage error (default %d)", conformance.DefaultHistories),
 		intFlag(conformance.WithHistories)},
-	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure (default: a fresh one)",
+	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure; a failure never names 0, which is a usage error (default: a fresh one)",
 		uintFlag(conformance.WithSeed)},
-	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it (default %d)", conformance.DefaultModelSteps),
+	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it, a negative count is a usage error (default %d)", conformance.DefaultModelSteps),
 		intFlag(conformance.WithModelSteps)},
 	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
 		listFlag(func(ids []string) (conformance.Option, error) {
@@ -122,24 +123,46 @@ func stringFlag(opt func(string) (conformance.Option, error)) func(*flag.FlagSet
 	}
 }
 
+// durationFlag is a flag of a positive duration: a bound of 0 or less
+// would mean no bound in process and the bridge's default over --exec, so
+// the command takes neither.
 func durationFlag(opt func(time.Duration) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Duration(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v <= 0 {
+				return nil, fmt.Errorf("%s is not a bound: give a positive duration such as %s", *v, conformance.DefaultCallTimeout)
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
 	}
 }
 
+// intFlag is a flag of a count: 0 skips what it counts, and a negative
+// count is an error rather than another way to say 0.
 func intFlag(opt func(int) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Int(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v < 0 {
+				return nil, fmt.Errorf("%d is not a count: give 0 or more (0 skips it)", *v)
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
 	}
 }
 
+// uintFlag is a flag of a seed: 0 means "draw a fresh one" to the option,
+// which is not what asking for seed 0 means, and no failure names it.
 func uintFlag(opt func(uint64) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Uint64(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v == 0 {
+				return nil, errors.New("0 is no seed a failure names: leave the flag out to draw a fresh seed, or give the seed a failure printed")
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
 	}
 }
 

@@ -29,11 +29,13 @@
 // the configured GOPROXY and judges it with this build: its 0.2 registry
 // pin, every exported constant of contract, contract/privacy and
 // contract/localkv as each first-class platform compiles them (type-checked
-// from source, not run), the answers of their registry functions, and this
-// build's whole catalogue of checks run over the bridge on the release's
-// serve-reference, with and without --embeddings. It exits 0 when the
-// boundary holds, 1 when something differs and 2 when the release cannot
-// be fetched, built or run to a verdict.
+// from source, not run), the answers of their registry functions, every
+// package-level declaration those packages compile (none may differ between
+// platforms), the go.mod requirements of the modules the generators and
+// checks run, and this build's whole catalogue of checks run over the
+// bridge on the release's serve-reference, with and without --embeddings.
+// It exits 0 when the boundary holds, 1 when something differs and 2 when
+// the release cannot be fetched, built or run to a verdict.
 package main
 
 import (
@@ -71,7 +73,7 @@ const usage = `usage:
   adapterkit verify-release VERSION
       check a published release against this build's compatibility boundary
 
-run "adapterkit conform -h" for the conform flags
+run "adapterkit COMMAND -h" for the flags of a command
 `
 
 // run is main without the process: it returns the exit status.
