@@ -218,13 +218,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 			return nil, invalidParams(method)
 		}
 		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
-	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite:
+	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite, MethodSourceBreak, MethodSourceRepair:
 		src := sv.inst.Source
 		if src == nil {
 			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no source hook"}
 		}
-		if method == MethodSourceCorrupt {
+		switch method {
+		case MethodSourceCorrupt:
 			return nil, errorOrNil(src.Corrupt(ctx))
+		case MethodSourceBreak, MethodSourceRepair:
+			return sourceBreak(ctx, src, method, params)
 		}
 		rw, canRewrite := src.(conformance.SourceRewriter)
 		if method == MethodSourceRewrite && !canRewrite {
@@ -251,6 +254,26 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		return nil, nil
 	}
 	return nil, &WireError{Code: CodeUnknownMethod, Message: "unknown method " + strconv.Quote(clip(method))}
+}
+
+// sourceBreak answers sourceBreak and sourceRepair for src.
+func sourceBreak(ctx context.Context, src conformance.Source, method string, params json.RawMessage) (any, *WireError) {
+	sb, ok := src.(conformance.SourceBreaker)
+	if !ok {
+		return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance's source hook does not break histories"}
+	}
+	if method == MethodSourceRepair {
+		return nil, errorOrNil(sb.Repair(ctx))
+	}
+	var p sourceBreakParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, invalidParams(method)
+	}
+	err := sb.Break(ctx, p.Damage)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, &WireError{Code: CodeUnsupported, Message: clip(err.Error())}
+	}
+	return nil, errorOrNil(err)
 }
 
 // payload returns the payload the adapter sees: the raw JSON, or a value
@@ -347,6 +370,7 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig,
 		Limits: inst.Limits, Held: inst.Held}
 	_, res.SourceRewrite = inst.Source.(conformance.SourceRewriter)
+	_, res.SourceBreak = inst.Source.(conformance.SourceBreaker)
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
 	}
