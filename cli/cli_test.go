@@ -444,6 +444,7 @@ func TestConformPrintsTheRerunOfASeededFailure(t *testing.T) {
 		t.Fatalf("rerun %q: exit %d, want the same failure and seed\n%s%s", words, code2, out2, errOut2)
 	}
 }
+
 // A count, bound or seed out of its range is a usage error, before any
 // check runs, and the report says the run did not pass: never a PASS with
 // the checks it would skip skipped.

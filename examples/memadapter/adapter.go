@@ -57,11 +57,11 @@ type Adapter struct {
 	writes  int      // counts changes of records
 	// whole holds the records before the first Corrupt or Break of the
 	// source since the history was last whole, nil when it is whole.
-	whole [][]byte
-	snap    *contract.HistorySnapshot
-	snapAt  int // writes when snap was derived
-	diags   []contract.Diagnostic
-	shut    bool
+	whole  [][]byte
+	snap   *contract.HistorySnapshot
+	snapAt int // writes when snap was derived
+	diags  []contract.Diagnostic
+	shut   bool
 }
 
 var _ contract.Adapter = (*Adapter)(nil)
