@@ -29,6 +29,24 @@ func (m *model) checkRevision(method, rev string) error {
 	return nil
 }
 
+// checkRevisionOf checks the revision a read returned with msgs, a content
+// the source held at some moment, against every earlier one: one revision
+// never names two contents, and the content the model held last keeps its
+// revision while the source is not written.
+func (m *model) checkRevisionOf(method, rev string, msgs []contract.Message) error {
+	key := contentKey(msgs)
+	if was, ok := m.revisions[rev]; ok && was != key {
+		return broken("the revision tracks the canonical content: one revision never names two different contents",
+			"a revision not seen with other content", method+" returned revision "+q(rev)+", seen before with other content")
+	}
+	if m.stable != "" && rev != m.stable && key == contentKey(m.msgs) {
+		return broken("the revision of an unchanged canonical history is the same in every snapshot and rebuild",
+			"revision "+q(m.stable)+" (the source was not written since)", method+" returned revision "+q(rev))
+	}
+	m.revisions[rev] = key
+	return nil
+}
+
 // checkDiagnostics checks the diagnostics an operation left: after, read
 // right after it, against before, read right before it.
 func (m *model) checkDiagnostics(op string, rule diagnosticsRule, before, after []contract.Diagnostic) error {

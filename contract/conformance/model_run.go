@@ -298,7 +298,7 @@ func (r *modelRun) do(op modelOp) error {
 	if err != nil {
 		return err
 	}
-	if op.kind != opComplete && op.kind != opCancelled && op.kind != opBurst {
+	if op.kind != opComplete && op.kind != opCancelled && op.kind != opBurst && op.kind != opMixed {
 		if reqs, _ := in.tr.take(); len(reqs) > 0 {
 			return broken("only a completion reaches the transport", "no transport request", fmt.Sprintf("%s: %d transport request(s)", opNames[op.kind], len(reqs)))
 		}
@@ -420,7 +420,9 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 	case opLocalKV:
 		return r.localKV(in)
 	case opShutdown:
-		return r.shutdown(in, rnd)
+		return r.shutdown(in, rnd, -1)
+	case opShutdownCancelled:
+		return r.shutdown(in, rnd, shutdownCancelled)
 	case opBurst:
 		return r.burst(in, op, rnd)
 	case opFlood:
@@ -429,6 +431,10 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return r.breakSource(in, op, rnd)
 	case opRepair:
 		return r.repairSource(in)
+	case opMixed:
+		return r.mixed(in, op, rnd)
+	case opBounds:
+		return r.bounds(in, op)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }
@@ -679,8 +685,14 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 // transport and the local KV port received and what it recorded with the
 // model's answer.
 func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	return r.completeCall(in, r.drawCompletion(in, op, rnd))
+}
+
+// completeCall runs the completion c and compares what it answered, what
+// the transport and the local KV port received and what it recorded with
+// the model's answer.
+func (r *modelRun) completeCall(in *modelInst, c completionCall) (diagnosticsRule, string, error) {
 	m := in.m
-	c := r.drawCompletion(in, op, rnd)
 	var want contract.PrivacyResult
 	var werr error
 	if m.validCompletion(c) {
@@ -812,11 +824,16 @@ func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, er
 	return diagnosticsRule{}, desc, nil
 }
 
-func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+// shutdown shuts the instance down one of the ways shutdownOnce draws
+// (way < 0), or the way it names.
+func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand, way int) (diagnosticsRule, string, error) {
+	if way < 0 {
+		way = rnd.IntN(shutdownWays)
+	}
 	if in.kv != nil && !in.m.closed && in.kv.port.Shutdowns() != 0 {
 		return diagnosticsRule{}, "", broken(ruleKVShutdown, "no port shutdown while the adapter is open", fmt.Sprintf("%d port shutdowns", in.kv.port.Shutdowns()))
 	}
-	rule, desc, err := r.shutdownOnce(in, rnd)
+	rule, desc, err := r.shutdownOnce(in, way)
 	if err == nil && in.kv != nil {
 		if n := in.kv.port.Shutdowns(); n != 1 {
 			return diagnosticsRule{}, "", broken(ruleKVShutdown, "one port shutdown once the adapter is shut down", fmt.Sprintf("%s: %d port shutdowns", desc, n))
@@ -943,10 +960,18 @@ func (in *modelInst) compareBurst(items []burstItem, reqs []contract.TransportRe
 	return nil
 }
 
-func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+// The ways shutdownOnce shuts down: with a context already cancelled, by
+// 8 callers at once, or plainly (the rest).
+const (
+	shutdownCancelled = 0
+	shutdownAtOnce    = 1
+	shutdownWays      = 5
+)
+
+func (r *modelRun) shutdownOnce(in *modelInst, way int) (diagnosticsRule, string, error) {
 	rule := in.m.shutdown()
-	switch rnd.IntN(5) {
-	case 0:
+	switch way {
+	case shutdownCancelled:
 		ctx, cancel := context.WithCancel(r.ctx)
 		cancel()
 		// latitude: SPEC does not say whether Shutdown with an ended
@@ -957,7 +982,7 @@ func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule,
 			}
 		}
 		return rule, "cancelled context", nil
-	case 1:
+	case shutdownAtOnce:
 		const callers = 8
 		errs := make([]error, callers)
 		var wg sync.WaitGroup

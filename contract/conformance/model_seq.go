@@ -43,15 +43,24 @@ const (
 	// opBreak damages the source (SourceBreaker); opRepair undoes it.
 	opBreak
 	opRepair
+	// opMixed runs operations of different kinds at once (model_mixed.go).
+	opMixed
+	// opBounds crosses the size bounds SPEC names: never drawn, it opens
+	// the first sequence of every run, after opFlood (bounds).
+	opBounds
+	// opShutdownCancelled shuts down with a context already cancelled:
+	// never drawn, it closes the first sequence of every run (see
+	// closingLifecycle).
+	opShutdownCancelled
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair", "mixed-burst", "bounds", "cancelled-shutdown"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3, 4, 0, 0}
 
 // cancelledRun is how many cancelled completions open every sequence on
 // each instance (a fuzzer's short sequences excepted), before any drawn
@@ -185,8 +194,10 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			}
 		}
 		if twins {
-			// The first sequence of a run crosses the diagnostics bound.
-			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())})
+			// The first sequence of a run crosses the diagnostics bound
+			// and the size bounds, on an instance still open and whole.
+			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())},
+				modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1})
 		}
 		seq.opening = len(seq.ops)
 	}
@@ -210,6 +221,13 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			seq.ops = append(seq.ops, modelOp{kind: k, inst: i, seed: int(r.Int32()), n: len(seq.ops)})
 		}
 	}
+	if twins && !seq.small {
+		// The first sequence of a run ends shutting its first instance
+		// down twice, first with a cancelled context, and using it after.
+		for _, k := range closingLifecycle {
+			seq.ops = append(seq.ops, modelOp{kind: k, inst: 0, seed: int(r.Int32()), n: len(seq.ops)})
+		}
+	}
 	// Drawn last, so that the draws above are those of a run without
 	// local KV. The first sequence of a run gives its second instance a
 	// port, so that no run leaves local KV untried.
@@ -222,6 +240,12 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 // closingReads are the operations that end every sequence, on each
 // instance.
 var closingReads = []opKind{opIdentity, opRoot, opModel, opDeclarations, opDiagnostics, opSnapshot}
+
+// closingLifecycle ends the first sequence of every run, on its first
+// instance: a shutdown with a cancelled context, the calls a closed
+// adapter answers in its own way, a second shutdown and what it recorded —
+// so that no run leaves the lifecycle to the draw.
+var closingLifecycle = []opKind{opShutdownCancelled, opSnapshot, opRebuild, opComplete, opEnforce, opShutdown, opDiagnostics, opDeclarations}
 
 // describeOps shows operations as metadata: names, instances and what each
 // op observed (sizes, codes), never payload or text.

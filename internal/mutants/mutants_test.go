@@ -413,11 +413,12 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 	mu.Unlock()
 }
 
-// byChance drops from failed, for a mutant with a real data race, the
-// model check: its random interleavings catch the race in some runs only,
-// so it is not one of the checks the mutant must fail.
+// byChance drops from failed, for a mutant with a real data race or one
+// the model catches by chance of its draw (ModelByChance), the model
+// check: it catches such a mutant in some runs only, so it is not one of
+// the checks the mutant must fail.
 func byChance(m mutants.Mutant, failed []string) []string {
-	if !m.Races {
+	if !m.Races && !m.ModelByChance {
 		return failed
 	}
 	return slices.DeleteFunc(slices.Clone(failed), func(id string) bool { return id == conformance.CheckModel })
