@@ -13,10 +13,25 @@ import (
 // (SourceBreaker) and its repair; what reads of a damaged source answer is
 // the model's (model.go, read).
 
-// modelHistoryProbe is history text the model writes into the messages of
-// a damaged source: no error, diagnostic or fallback reason may hold it
-// (SPEC §4: errors never contain history text).
+// modelHistoryProbe is history text the model writes into appended
+// messages and the messages of a damaged source: no error, diagnostic or
+// fallback reason may hold it (SPEC §4: errors never contain history
+// text).
 const modelHistoryProbe = "ds4-model-history-probe-9c1e"
+
+// plantHistoryProbe ends the first text of msgs with the history probe,
+// so that an error, diagnostic or fallback reason quoting history text
+// shows.
+func plantHistoryProbe(msgs []contract.Message) {
+	for i := range msgs {
+		for j, b := range msgs[i].Blocks {
+			if t, ok := b.(*contract.TextBlock); ok {
+				msgs[i].Blocks[j] = &contract.TextBlock{Text: t.Text + " " + modelHistoryProbe, Extra: t.Extra}
+				return
+			}
+		}
+	}
+}
 
 // damageMessage returns a valid message of fx's runtime and session, new
 // to the history (entry "damage-<n>"), whose text is the history probe.

@@ -449,6 +449,7 @@ func (r *modelRun) sourceAppend(in *modelInst, op modelOp) (diagnosticsRule, str
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
+	plantHistoryProbe(msgs)
 	bytes := 0
 	for k, msg := range msgs {
 		if err := in.src.Append(r.ctx, msg); err != nil {
