@@ -31,9 +31,20 @@ type Mutant struct {
 	Races bool
 	// Fails lists the ids of the checks that must fail (or error): in the
 	// catalogue run by conformance.RunChecks and the CLI, and in the Ginkgo
-	// suite, whose specs carry the checks' ids.
+	// suite, whose specs carry the checks' ids. For a mutant of Pending, the
+	// checks that fail it today; for a legal variant (LegalVariants), none.
 	Fails []string
-	wrap  func(inner contract.Adapter, env *env) contract.Adapter
+	// Family names the kind of input or interleaving a mutant of Pending
+	// or a legal variant is about (the family constants below).
+	Family string
+	// Awaits lists, for a mutant of Pending, the checks that must fail it
+	// once they draw the input that shows its defect, and pass it today.
+	Awaits []string
+	// OverDemands lists, for a legal variant, the checks that fail it
+	// today although SPEC allows what it does: demands of the kit beyond
+	// SPEC, each to be lifted.
+	OverDemands []string
+	wrap        func(inner contract.Adapter, env *env) contract.Adapter
 	// port, when set, replaces the local KV port a setup carries before
 	// the base factory sees it (see localkv.go).
 	port func(suite localkv.RuntimePort, env *env) localkv.RuntimePort
@@ -48,6 +59,10 @@ type Mutant struct {
 	holds bool
 	// limits are the limits the instance declares.
 	limits []gen.Family
+	// after, when set, runs last: it may replace the instance's adapter
+	// or reach what the base factory made (the history file, see
+	// historyPath), knowing the setup the factory was given.
+	after func(setup conformance.Setup, inst *conformance.Instance, e *env) error
 }
 
 // env is what a mutant may use besides the adapter it wraps.
@@ -124,6 +139,11 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 				return inst, err
 			}
 		}
+		if m.after != nil {
+			if err := m.after(setup, &inst, e); err != nil {
+				return inst, err
+			}
+		}
 		return inst, nil
 	})
 }
@@ -142,7 +162,7 @@ func (d decorator) EmbeddingPort() contract.EmbeddingPort {
 
 // Catalogue returns every mutant.
 func Catalogue() []Mutant {
-	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue, privacyCatalogue, modelCatalogue)
+	return slices.Concat(catalogue, identityCatalogue, contentCatalogue, localKVCatalogue, refusalCatalogue, sourceCatalogue, fallbackCatalogue, privacyCatalogue, modelCatalogue, familyCatalogue)
 }
 
 func all(ids ...string) []string { return ids }
