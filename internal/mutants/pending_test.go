@@ -1,0 +1,92 @@
+package mutants_test
+
+import (
+	"context"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/internal/mutants"
+)
+
+// pendingToRun returns the pending mutants TestPendingMutants runs: every
+// one under everyFaceEnv=1, else the first of each family (each mutant's
+// trigger runs whatever the sample).
+func pendingToRun() []mutants.Mutant {
+	all := mutants.Pending()
+	if os.Getenv(everyFaceEnv) == "1" {
+		return all
+	}
+	var out []mutants.Mutant
+	seen := map[string]bool{}
+	for _, m := range all {
+		if !seen[m.Family] {
+			seen[m.Family] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// failedChecks returns the ids of the checks a run did not pass, sorted.
+func failedChecks(r conformance.RunReport) []string {
+	var ids []string
+	for _, c := range r.Checks {
+		if !c.Passed() {
+			ids = append(ids, c.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// TestPendingMutants holds each pending mutant to what the kit sees of it
+// today: the checks it lists in Fails fail it, and the checks it awaits
+// pass it. When a check starts failing a mutant it awaits, this test fails
+// until the check moves from Awaits to Fails (and, once it awaits nothing,
+// the mutant moves to Catalogue with its row in docs/conformance.md). By
+// default it runs those checks only, on the first mutant of each family;
+// under everyFaceEnv=1 it runs the whole catalogue on every pending
+// mutant, and then requires exactly Fails to fail.
+func TestPendingMutants(t *testing.T) {
+	every := os.Getenv(everyFaceEnv) == "1"
+	for _, m := range mutants.Pending() {
+		switch {
+		case m.Family == "":
+			t.Errorf("%s names no family", m.Name)
+		case len(m.Awaits) == 0:
+			t.Errorf("%s awaits no check: it belongs in Catalogue", m.Name)
+		case slices.ContainsFunc(m.Awaits, func(id string) bool { return slices.Contains(m.Fails, id) }):
+			t.Errorf("%s lists a check both as failing it and as awaited", m.Name)
+		}
+		for _, id := range slices.Concat(m.Fails, m.Awaits) {
+			if _, ok := conformance.CheckByID(id); !ok {
+				t.Errorf("%s lists %q, which is no check", m.Name, id)
+			}
+		}
+	}
+	for _, m := range pendingToRun() {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			opts := []conformance.Option{conformance.WithSeed(seed)}
+			if !every {
+				opts = append(opts, conformance.WithChecks(slices.Concat(m.Fails, m.Awaits)...))
+			}
+			failed := failedChecks(conformance.RunChecks(context.Background(), m.Factory(base()), opts...))
+			for _, id := range m.Awaits {
+				if slices.Contains(failed, id) {
+					t.Errorf("%s now fails it (breaks: %s): move %s from Awaits to Fails", id, m.Breaks, id)
+				}
+			}
+			for _, id := range m.Fails {
+				if !slices.Contains(failed, id) {
+					t.Errorf("%s no longer fails it", id)
+				}
+			}
+			if want := slices.Sorted(slices.Values(m.Fails)); every && !slices.Equal(failed, want) {
+				t.Errorf("failed checks %q, want exactly %q", failed, want)
+			}
+		})
+	}
+}
