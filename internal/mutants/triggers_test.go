@@ -198,12 +198,43 @@ var triggers = map[string]trigger{
 			return portView(port)
 		},
 	},
+
+	// Legal variants: where each takes its latitude.
+	"gives-up-at-the-transport-once-cancelled": {drive: cancelledComplete},
+	"checks-the-context-first":                 {drive: cancelledComplete},
+	"own-name-keeps-18-diagnostics":            {transport: failing, drive: manyFailures},
+	"own-name-keeps-2000-diagnostics":          {transport: failing, drive: manyFailures},
+	"own-name-records-ineligible-kv": {
+		kv: true,
+		drive: func(t *testing.T, inst conformance.Instance, _ *conformance.RecordingKVPort) string {
+			kvComplete(t, inst.Adapter, conformance.LocalKVModel, kvPayload("", ""))
+			return fmt.Sprint(codes(inst.Adapter.Diagnostics()))
+		},
+	},
+	"stricter-privacy-declared":   {drive: enforceFor("openai", `{"messages":[{"role":"user","content":"[ds4:internal]team notes[/ds4:internal]"}]}`)},
+	"stricter-privacy-undeclared": {drive: enforceFor("openai", `{"messages":[{"role":"user","content":"[ds4:internal]team notes[/ds4:internal]"}]}`)},
+	"own-name-own-words": {
+		transport: failing,
+		drive: func(t *testing.T, inst conformance.Instance, _ *conformance.RecordingKVPort) string {
+			r := inst.Adapter.Complete(context.Background(), contract.CompletionRequest{Provider: "openai", Model: "m", Payload: json.RawMessage(`{}`)})
+			ds := inst.Adapter.Diagnostics()
+			return r.Reason + " / " + ds[len(ds)-1].Message
+		},
+	},
+	"outputs-compacted": {transport: answer("{ \"role\" : \"assistant\" }"), drive: completeView},
+	"kv-counters-not-offered": {
+		kv: true,
+		drive: func(_ *testing.T, inst conformance.Instance, _ *conformance.RecordingKVPort) string {
+			_, ok := inst.Adapter.(localkv.DiagnosticsProvider)
+			return fmt.Sprintf("offers counters: %t", ok)
+		},
+	},
 }
 
 // TestPendingAndLegalShowTheirDifference runs every trigger on its mutant or
 // variant and on the reference adapter, and requires them to differ.
 func TestPendingAndLegalShowTheirDifference(t *testing.T) {
-	all := mutants.Pending()
+	all := append(mutants.Pending(), mutants.LegalVariants()...)
 	for _, m := range all {
 		t.Run(m.Name, func(t *testing.T) {
 			tr, ok := triggers[m.Name]
