@@ -6,13 +6,14 @@ import (
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
-// Families of the mutants of Pending and of the legal variants: the kinds
-// of input or interleaving the checks do not draw yet (or, for a legal
-// variant, the latitude it takes).
+// Families of the mutants of Pending, of their kin in the catalogue and of
+// the legal variants: the kinds of input or interleaving the checks do not
+// draw yet (or, for a legal variant, the latitude it takes).
 const (
-	// FamilyBounds: bounds a default run never reaches — 100 diagnostics,
-	// records of 1 MiB, raw JSON nested deeper than a few levels, histories
-	// past a few thousand messages, tens of local KV completions.
+	// FamilyBounds: bounds a default run rarely or never reaches — 100
+	// diagnostics, records of 1 MiB, raw JSON nested deeper than a few
+	// levels, histories past a few thousand messages, tens of local KV
+	// completions on one instance.
 	FamilyBounds = "bounds"
 	// FamilyErrors: the errors, reasons and diagnostics of operations
 	// other than privacy enforcement, which SPEC §4 keeps free of history

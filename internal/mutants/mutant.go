@@ -141,7 +141,11 @@ func (m Mutant) Factory(base conformance.Factory) conformance.Factory {
 		}
 		if m.after != nil {
 			if err := m.after(setup, &inst, e); err != nil {
-				return inst, err
+				err = errors.Join(err, inst.Adapter.Shutdown(ctx))
+				if inst.Cleanup != nil {
+					err = errors.Join(err, inst.Cleanup(ctx))
+				}
+				return conformance.Instance{}, err
 			}
 		}
 		return inst, nil

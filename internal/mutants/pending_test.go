@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/internal/mutants"
 )
@@ -128,4 +129,51 @@ func TestLegalVariantsPass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A mutant that must reach the reference factory's history file refuses a
+// base factory whose instance has none, and shuts that instance down and
+// cleans it up before it says so.
+func TestMutantsNeedingTheHistoryFileCleanUpWithoutOne(t *testing.T) {
+	var cleaned, shut bool
+	noFile := conformance.NewFactory("no history file", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := base().Create(ctx, setup)
+		if err != nil {
+			return inst, err
+		}
+		clean := inst.Cleanup
+		inst.Cleanup = func(ctx context.Context) error { cleaned = true; return clean(ctx) }
+		inst.Adapter = shutdownSeen{inst.Adapter, &shut}
+		inst.Source = nil
+		return inst, nil
+	})
+	for _, name := range []string{"accepts-duplicate-message-ids", "stricter-privacy-declared"} {
+		cleaned, shut = false, false
+		m := byName(t, name)
+		inst, err := m.Factory(noFile).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: contract.TransportFunc(failing)})
+		if err == nil || inst.Adapter != nil || !cleaned || !shut {
+			t.Errorf("%s over a base without a history file: err %v, adapter %v, cleaned up %t, shut down %t; want an error after shutdown and cleanup", name, err, inst.Adapter, cleaned, shut)
+		}
+	}
+}
+
+type shutdownSeen struct {
+	contract.Adapter
+	shut *bool
+}
+
+func (s shutdownSeen) Shutdown(ctx context.Context) error {
+	*s.shut = true
+	return s.Adapter.Shutdown(ctx)
+}
+
+func byName(t *testing.T, name string) mutants.Mutant {
+	t.Helper()
+	for _, m := range slices.Concat(mutants.Catalogue(), mutants.Pending(), mutants.LegalVariants()) {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("no mutant or variant %s", name)
+	return mutants.Mutant{}
 }
