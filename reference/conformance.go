@@ -114,6 +114,9 @@ type historySource struct {
 	whole []byte
 }
 
+// String is the history file's path.
+func (p *historySource) String() string { return p.path }
+
 func (p *historySource) Append(ctx context.Context, msg contract.Message) error {
 	return AppendMessage(ctx, p.path, msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -19,6 +20,8 @@ type kvEnv struct {
 	mu   sync.Mutex
 	// fingerprint is the last key fingerprint the adapter sent its port.
 	fingerprint string
+	// shutdownFailed is set when the port failed to shut down.
+	shutdownFailed atomic.Bool
 }
 
 // LocalKVPort forwards the wrapped adapter's local KV port, if any.
