@@ -10,13 +10,15 @@ import (
 )
 
 // Sizes the bounds operation reaches: a text and a line of well over
-// 1 MiB (generated texts stop at 64 KiB), and JSON nested 128 levels deep
+// 1 MiB (generated texts stop at 64 KiB), a tool result of over 256 KiB,
+// and JSON nested 128 levels deep
 // in tool arguments and in a payload (generated values stop at depth 3).
 // SPEC bounds none of them below these (the reference adapter reads lines
 // to its 64 MiB file bound; JSON nests to 10,000 levels).
 const (
-	modelBigText  = 1<<20 + 33
-	modelBigDepth = 128
+	modelBigText   = 1<<20 + 33
+	modelBigResult = 256<<10 + 7
+	modelBigDepth  = 128
 )
 
 // deepJSON is a JSON value nested depth levels deep around leaf.
@@ -35,7 +37,7 @@ func deepJSON(depth int, leaf string) json.RawMessage {
 // bounds crosses, once in every run, the sizes SPEC allows beyond what
 // the generators draw: it appends a tool exchange whose call holds a text
 // of more than 1 MiB (a line of that length in a JSONL store) and
-// arguments nested 128 deep, reads it back in the snapshot the sequence
+// arguments nested 128 deep, and whose result is over 256 KiB, reads it back in the snapshot the sequence
 // ends with, and completes a payload nested 128 deep, whose sanitised form
 // must reach the transport and whose output come back.
 func (r *modelRun) bounds(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
@@ -56,7 +58,7 @@ func (r *modelRun) bounds(in *modelInst, op modelOp) (diagnosticsRule, string, e
 		text := strings.Repeat("a long line of text, ", modelBigText/21+1)
 		msgs := []contract.Message{
 			msg(0, contract.RoleAssistant, &contract.TextBlock{Text: text}, &contract.ToolCallBlock{ID: callID, Name: "read", Arguments: deepJSON(modelBigDepth, `"deep"`)}),
-			msg(1, contract.RoleTool, &contract.ToolResultBlock{ToolCallID: callID, ToolName: "read", Content: "done"}),
+			msg(1, contract.RoleTool, &contract.ToolResultBlock{ToolCallID: callID, ToolName: "read", Content: text[:modelBigResult]}),
 		}
 		appended := 0
 		for _, mm := range msgs {

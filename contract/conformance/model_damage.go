@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
 )
@@ -19,16 +21,23 @@ import (
 // text).
 const modelHistoryProbe = "ds4-model-history-probe-9c1e"
 
-// plantHistoryProbe ends the first text of msgs with the history probe,
-// so that an error, diagnostic or fallback reason quoting history text
-// shows.
+// plantHistoryProbe ends the last text of msgs with the history probe —
+// or, when they hold no text, gives the last message without a tool result
+// one — so that an error, diagnostic or fallback reason quoting history
+// text shows.
 func plantHistoryProbe(msgs []contract.Message) {
-	for i := range msgs {
+	for i := len(msgs) - 1; i >= 0; i-- {
 		for j, b := range msgs[i].Blocks {
 			if t, ok := b.(*contract.TextBlock); ok {
 				msgs[i].Blocks[j] = &contract.TextBlock{Text: t.Text + " " + modelHistoryProbe, Extra: t.Extra}
 				return
 			}
+		}
+	}
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if !slices.ContainsFunc(msgs[i].Blocks, func(b contract.Block) bool { _, ok := b.(*contract.ToolResultBlock); return ok }) {
+			msgs[i].Blocks = append(slices.Clone(msgs[i].Blocks), &contract.TextBlock{Text: modelHistoryProbe})
+			return
 		}
 	}
 }
@@ -43,47 +52,54 @@ func damageMessage(fx Fixture, n int) contract.Message {
 		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: fx.SessionID, EntryID: entry, RuntimeID: &rt}}
 }
 
-// drawDamage draws a damage of the history msgs of fx: its kind and, for
-// the record kinds, the message it writes — one §7's validation rejects
-// beside msgs for DamageRecord (a duplicate id, provenance of another
-// session or runtime, a result whose call msgs does not hold), a valid one
-// for the others — and describes it.
-func drawDamage(fx Fixture, msgs []contract.Message, rnd *rand.Rand, n int) (Damage, string) {
-	kinds := DamageKinds()
-	d := Damage{Kind: kinds[rnd.IntN(len(kinds))]}
-	switch d.Kind {
-	case DamageTornRecord, DamageInvalidUTF8:
-		m := damageMessage(fx, n)
-		d.Message = &m
-		return d, string(d.Kind)
-	case DamageRecord:
-	default:
+// damageShapes are the shapes of damage the model applies: each kind,
+// and DamageRecord once for each way a record breaks §7 beside the
+// history.
+var damageShapes = []struct {
+	kind   DamageKind
+	record string
+}{
+	{DamageRecord, "another session"}, {DamageRecord, "another runtime"}, {DamageRecord, "orphan result"}, {DamageRecord, "duplicate id"},
+	{DamageTornRecord, ""}, {DamageInvalidUTF8, ""}, {DamageTrailing, ""}, {DamageIdentity, ""}, {DamageRoot, ""},
+}
+
+// drawDamage returns the damage of shape k of damageShapes (drawn from rnd
+// when k < 0) of the history msgs of fx: its kind and, for the record
+// kinds, the message it writes — one §7's validation rejects beside msgs
+// for DamageRecord (provenance of another session or runtime, a result
+// whose call msgs does not hold, an id msgs holds), a valid one for the
+// others — and describes it.
+func drawDamage(fx Fixture, msgs []contract.Message, rnd *rand.Rand, n, k int) (Damage, string) {
+	if k < 0 {
+		k = rnd.IntN(len(damageShapes))
+	}
+	shape := damageShapes[k]
+	d := Damage{Kind: shape.kind}
+	if shape.kind == DamageIdentity || shape.kind == DamageTrailing || shape.kind == DamageRoot {
 		return d, string(d.Kind)
 	}
 	m := damageMessage(fx, n)
-	what := "a message of another session"
-	switch rnd.IntN(4) {
-	case 0:
-		m.Provenance.SessionID += "-other"
-	case 1:
-		what = "a message of another runtime"
+	d.Message = &m
+	if shape.kind != DamageRecord {
+		return d, string(d.Kind)
+	}
+	switch shape.record {
+	case "another runtime":
 		other := fx.RuntimeID + "-other"
 		m.Provenance.RuntimeID = &other
-	case 2:
-		what = "a result whose call the history does not hold"
+	case "orphan result":
 		m.Role = contract.RoleTool
 		m.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: "damage-call-" + strconv.Itoa(n), ToolName: "read", Content: modelHistoryProbe}}
-	default:
-		if len(msgs) == 0 {
-			m.Provenance.SessionID += "-other"
+	case "duplicate id":
+		if len(msgs) > 0 {
+			m.ID = msgs[rnd.IntN(len(msgs))].ID
 			break
 		}
-		what = "a second message with an earlier id"
-		was := msgs[rnd.IntN(len(msgs))]
-		m.ID = was.ID
+		fallthrough
+	default:
+		m.Provenance.SessionID += "-other"
 	}
-	d.Message = &m
-	return d, "record: " + what
+	return d, "record: " + shape.record
 }
 
 // breakSource damages the instance's canonical history.
@@ -97,7 +113,7 @@ func (r *modelRun) breakSource(in *modelInst, op modelOp, rnd *rand.Rand) (diagn
 	case m.closed || m.corrupt || m.damage != nil:
 		return r.skip("no source writes to a closed or damaged instance")
 	}
-	d, what := drawDamage(m.fixture, m.msgs, rnd, op.n)
+	d, what := drawDamage(m.fixture, m.msgs, rnd, op.n, op.shape-1)
 	if err := in.brk(r.ctx, d); err != nil {
 		if unsupported(err) {
 			return r.skip("the instance's source cannot take some damages (errors.ErrUnsupported)")
@@ -156,4 +172,47 @@ func breakerOf(src *boundedSource) (func(context.Context, Damage) error, func(co
 // validation issues (SPEC §12).
 func invalidMessage(n int) string {
 	return fmt.Sprintf("Canonical history validation failed with %d issue(s)", n)
+}
+
+// rewriteSameSize rewrites a message of the history in place keeping the
+// size of its entry — one letter of a text changed — so that a cache that
+// trusts an unchanged size, or an unchanged message count, shows.
+func (r *modelRun) rewriteSameSize(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
+	m := in.m
+	switch {
+	case in.src == nil:
+		return r.skip(noSource)
+	case in.rewrite == nil:
+		return r.skip(noRewrite)
+	case m.closed || m.corrupt || m.damage != nil:
+		return r.skip("no source writes to a closed or corrupt instance")
+	}
+	for i := len(m.msgs) - 1; i >= 0; i-- {
+		for j, b := range m.msgs[i].Blocks {
+			t, ok := b.(*contract.TextBlock)
+			at := -1
+			if ok {
+				at = strings.IndexFunc(t.Text, func(c rune) bool { return c >= 'a' && c <= 'z' })
+			}
+			if at < 0 {
+				continue
+			}
+			msg := contract.CloneMessage(&m.msgs[i])
+			flip := "x"
+			if t.Text[at] == 'x' {
+				flip = "y"
+			}
+			msg.Blocks[j] = &contract.TextBlock{Text: t.Text[:at] + flip + t.Text[at+1:], Extra: t.Extra}
+			if err := in.rewrite(r.ctx, msg); err != nil {
+				if ref, ok := refusalOf(err); ok {
+					return diagnosticsRule{}, "refused", r.refuse(ref, []contract.Message{msg})
+				}
+				return diagnosticsRule{}, "", failed("the instance's SourceRewriter must rewrite a message of the history in place", err)
+			}
+			m.msgs[i] = msg
+			m.sourceWritten()
+			return diagnosticsRule{}, fmt.Sprintf("message #%d of %d, one letter", i, len(m.msgs)), nil
+		}
+	}
+	return r.skip("no message holds a text to rewrite")
 }

@@ -2,7 +2,7 @@ package conformance
 
 import (
 	"context"
-	"math/rand/v2"
+	"slices"
 )
 
 // ModelDamage runs, on one instance of factory holding the conformance
@@ -12,15 +12,14 @@ import (
 // compared with the model as the model check compares it. It returns how
 // many operations ran (an operation the source cannot take is skipped).
 func ModelDamage(ctx context.Context, factory Factory, kind DamageKind) (int, error) {
-	seed := 0
-	for ; ; seed++ {
-		rnd := rand.New(rand.NewPCG(uint64(seed), 0x6d6f64656c))
-		if d, _ := drawDamage(NewFixture(), NewFixture().Messages, rnd, 1); d.Kind == kind {
-			break
-		}
-	}
+	shape := slices.IndexFunc(damageShapes, func(s struct {
+		kind   DamageKind
+		record string
+	}) bool {
+		return s.kind == kind
+	})
 	seq := &modelSeq{fixtures: []Fixture{NewFixture()}, kv: []bool{false}, ops: []modelOp{
-		{kind: opSnapshot}, {kind: opBreak, seed: seed, n: 1}, {kind: opSnapshot}, {kind: opRebuild},
+		{kind: opSnapshot}, {kind: opBreak, n: 1, shape: shape + 1}, {kind: opSnapshot}, {kind: opRebuild},
 		{kind: opRepair}, {kind: opSnapshot}, {kind: opRebuild}, {kind: opDiagnostics}}}
 	e := &env{factory: factory, opts: newOptions(nil)}
 	log, err := runSeq(ctx, e, seq, newModelCounts())

@@ -67,10 +67,14 @@ type modelRun struct {
 	leave []gen.Family
 }
 
+// modelHostileMember names the member of a partly inspectable payload
+// that cannot be inspected: payload text, which no reason names.
+const modelHostileMember = "ds4-model-uninspectable-member-5d"
+
 // modelLeaks are texts no error, diagnostic or fallback reason may hold:
-// the history text of a damaged source, the transport error's, and the
-// secrets and class content of gen.Payload.
-var modelLeaks = []string{modelHistoryProbe, modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
+// history text, the name of a payload's member, the transport error's
+// text, and the secrets and class content of gen.Payload.
+var modelLeaks = []string{modelHistoryProbe, modelHostileMember, modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB", LocalKVHandleProbe, modelKVPrefixMarker, localKVMessageText}
 
 // leaksAny reports whether s holds one of modelLeaks.
@@ -435,6 +439,8 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return r.mixed(in, op, rnd)
 	case opBounds:
 		return r.bounds(in, op)
+	case opRewriteSameSize:
+		return r.rewriteSameSize(in, op)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }

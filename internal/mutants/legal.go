@@ -25,6 +25,12 @@ func LegalVariants() []Mutant { return slices.Clone(legalVariants) }
 // in its OverDemands until the check is mended.
 var legalVariants = []Mutant{
 	{
+		Name: "read-failed-diagnostic-names-message", Family: FamilyErrors,
+		Breaks: "nothing: diagnostics are metadata only (§4), and a message id is metadata — the kit's own reports name ids — not history text; " +
+			"this adapter of its own name names the id of the last message it read in its canonical-history-read-failed diagnostic",
+		wrap: named(func(a contract.Adapter, _ *env) contract.Adapter { return &namingReadFailures{decorator: decorator{a}} }),
+	},
+	{
 		Name: "gives-up-at-the-transport-once-cancelled", Family: FamilyTiming,
 		Breaks: "nothing: a completion whose context ended before the transport was reached may give up without calling it, " +
 			"falling back transport-failed (docs/conformance.md, the model's latitude on cancelled contexts); this one checks ctx.Err() just before the transport",

@@ -39,18 +39,11 @@ var pendingErrors = []Mutant{
 		},
 	},
 	{
-		Name: "read-failed-diagnostic-names-message", Family: FamilyErrors,
-		Breaks: "diagnostics are metadata only (§4); an adapter of its own name whose canonical-history-read-failed diagnostic names the id of the last message it read",
-		Awaits: all(conformance.CheckModel, conformance.CheckSourceCorrupt),
-		wrap:   named(func(a contract.Adapter, _ *env) contract.Adapter { return &namingReadFailures{decorator: decorator{a}} }),
-	},
-	{
 		Name: "invalid-request-reason-quotes-prompt", Family: FamilyErrors,
 		Breaks: "a fallback reason is metadata only (§4, §9); an adapter of its own name whose invalid-request reason quotes the start of the prompt",
 		// The model catches it when the quoted start holds one of the
 		// secrets its payloads plant (2 of seeds 1–5, and the catalogue's).
-		Fails:  all(conformance.CheckModel),
-		Awaits: all(conformance.CheckInvalidRequests),
+		Fails: all(conformance.CheckModel, conformance.CheckInvalidRequests),
 		wrap: named(func(a contract.Adapter, _ *env) contract.Adapter {
 			return reasonAppender{decorator{a}, contract.FallbackInvalidRequest, func(req contract.CompletionRequest) string {
 				if s := firstContent(req.Payload); s != "" {
@@ -63,7 +56,7 @@ var pendingErrors = []Mutant{
 	{
 		Name: "privacy-reason-names-payload-member", Family: FamilyErrors,
 		Breaks: "a fallback reason is metadata only (§4, §9); an adapter of its own name whose privacy-enforcement-failed reason names the payload member it could not inspect",
-		Awaits: all(conformance.CheckModel, conformance.CheckPrivacyProbes),
+		Fails:  all(conformance.CheckModel),
 		wrap: named(func(a contract.Adapter, _ *env) contract.Adapter {
 			return reasonAppender{decorator{a}, contract.FallbackPrivacyEnforcementFail, func(req contract.CompletionRequest) string {
 				if path := uninspectable(req.Payload, nil); path != nil {

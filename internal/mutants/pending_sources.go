@@ -23,7 +23,7 @@ var pendingSources = []Mutant{
 	{
 		Name: "accepts-duplicate-message-ids", Family: FamilySources,
 		Breaks: "a history with a duplicate message id is invalid and its snapshot an error (§7 step 4, §12); this reader keeps messages in a map by id, so a later record of an id replaces the earlier one",
-		Awaits: all(conformance.CheckModel, conformance.CheckSourceCorrupt),
+		Fails:  all(conformance.CheckModel),
 		port:   watchReplays,
 		wrap:   lenientWrap(tolerance{lastDuplicateWins: true}),
 		after:  lenientAfter,
@@ -31,7 +31,7 @@ var pendingSources = []Mutant{
 	{
 		Name: "accepts-invalid-utf8", Family: FamilySources,
 		Breaks: "a history that is not valid UTF-8 is corrupt (§12: the Go kit rejects what the TypeScript kit replaces); this reader decodes it as encoding/json does, each invalid byte becoming U+FFFD",
-		Awaits: all(conformance.CheckModel, conformance.CheckSourceCorrupt),
+		Fails:  all(conformance.CheckModel),
 		port:   watchReplays,
 		wrap:   lenientWrap(tolerance{invalidUTF8: true}),
 		after:  lenientAfter,
@@ -63,7 +63,7 @@ var pendingSources = []Mutant{
 	{
 		Name: "snapshot-cached-by-file-size", Family: FamilySources,
 		Breaks: "a snapshot holds what the source holds now (§7, §12: an unchanged file is proven unchanged byte for byte); this adapter serves its cached snapshot while the history's size is unchanged, so it misses an in-place overwrite of the same length",
-		Awaits: all(conformance.CheckModel),
+		Fails:  all(conformance.CheckModel),
 		wrap:   func(a contract.Adapter, _ *env) contract.Adapter { return &sizeCache{decorator: decorator{a}} },
 	},
 }
