@@ -55,7 +55,7 @@ func describeProperty(cfg *config, c conformance.Check) {
 		ginkgo.GinkgoWriter.Println(run.Note())
 		limitsEntry(c.ID, run.Limits())
 		if err := run.Verdict(ctx); errors.As(err, &f) {
-			failCheck(cfg, c.ID, f, rerunSeed(cfg))
+			failCheck(cfg, c.ID, f, cfg.withShardEnv(rerunSeed(cfg)))
 		}
 	})
 }
@@ -122,7 +122,7 @@ func checkProperty(cfg *config, id string, prop func(*rapid.T)) {
 	case tb.failfile != "":
 		env = "RAPID_FAILFILE=" + strconv.Quote(tb.failfile)
 	}
-	ginkgo.Fail(fmt.Sprintf("%s: a generated history was not projected faithfully\n%s\n%s", id, report, rerunHint(cfg, id, env)))
+	ginkgo.Fail(fmt.Sprintf("%s: a generated history was not projected faithfully\n%s\n%s", id, report, rerunHint(cfg, id, cfg.withShardEnv(env))))
 }
 
 var (
