@@ -100,6 +100,9 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		return broken(err)
 	}
 	settings := conformance.Resolve(opts...)
+	if settings.Shards > 0 && settings.Seed == 0 {
+		return broken(errors.New("--shard needs --seed: every shard of a campaign draws from the campaign's seed, which the shards share"))
+	}
 	if !f.extended && len(settings.Checks) == 0 {
 		var contractIDs []string
 		for _, c := range conformance.Checks() {
@@ -134,7 +137,8 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		rep.Passed = false
 		rep.Problems = append(rep.Problems, nothing)
 	}
-	printTable(stdout, targetName, rep, args)
+	addReruns(&rep, args)
+	printTable(stdout, targetName, rep)
 	if err := writeResults(f, targetName, rep); err != nil {
 		fmt.Fprintln(stderr, "conform:", err)
 		if rep.Passed {

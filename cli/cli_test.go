@@ -460,6 +460,10 @@ func TestNumericFlagsOutOfRangeAreUsageErrors(t *testing.T) {
 		{[]string{"--timeout", "-3s"}, "--timeout: -3s is not a bound"},
 		{[]string{"--seed", "0"}, "--seed: 0 is no seed"},
 		{[]string{"--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{[]string{"--seed", "7", "--shard", "5/4"}, `--shard: "5/4" is no shard`},
+		{[]string{"--seed", "7", "--shard", "0/4"}, `--shard: "0/4" is no shard`},
+		{[]string{"--seed", "7", "--shard", "2"}, `--shard: "2" is no shard`},
+		{[]string{"--shard", "2/4"}, "--shard needs --seed"},
 	} {
 		reportFile := filepath.Join(t.TempDir(), "report.json")
 		args := append([]string{"--check", conformance.CaseIdentity, "--report", reportFile}, tc.args...)
@@ -546,4 +550,38 @@ func TestReportAndJUnitMustBeTwoFiles(t *testing.T) {
 	}
 	readJUnit(t, "a.xml")
 	readReport(t, "a.json")
+}
+
+// A shard's seeded failure names the shard in its rerun command, in the
+// table and in the report, and the command reproduces the failure.
+func TestShardRerunNamesTheShard(t *testing.T) {
+	t.Parallel()
+	f := mutantNamed(t, "case-sensitive-markers").Factory(reference.NewConformanceFactory())
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	code, out, errOut := runIt(t, f, "--check", conformance.CheckPrivacyProbes+","+conformance.CaseIdentity, "--seed", "7", "--shard", "1/3", "--report", reportFile)
+	want := "conform --shard 1/3 --check " + conformance.CheckPrivacyProbes + " --seed 0x0000000000000007"
+	if code != exitFail || !strings.Contains(out, "rerun:    "+want+"\n") {
+		t.Fatalf("exit %d, want the rerun %q\n%s%s", code, want, out, errOut)
+	}
+	rep := readReport(t, reportFile)
+	if rep.Campaign == nil || rep.Campaign.Shard != 1 || rep.Campaign.Shards != 3 || rep.Campaign.Seed != 7 {
+		t.Fatalf("campaign %+v", rep.Campaign)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == conformance.CheckPrivacyProbes && (len(c.Rerun) != 1 || c.Rerun[0] != want) {
+			t.Fatalf("the report's rerun %q, want %q", c.Rerun, want)
+		}
+	}
+	words, err := splitCommand(strings.TrimPrefix(want, "conform "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runIt(t, f, words...); code != exitFail || !strings.Contains(out, "rerun:    "+want+"\n") {
+		t.Fatalf("the rerun: exit %d\n%s%s", code, out, errOut)
+	}
+	// In another shard the check is shard 1's: the shard runs nothing of it.
+	code, out, errOut = runIt(t, f, "--check", conformance.CheckPrivacyProbes+","+conformance.CheckModel, "--model-steps", "50", "--seed", "7", "--shard", "2/3")
+	if code != exitPass || strings.Contains(out, conformance.CheckPrivacyProbes) {
+		t.Fatalf("shard 2/3: exit %d\n%s%s", code, out, errOut)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,6 +37,14 @@ var optionFlags = []optionFlag{
 		uintFlag(conformance.WithSeed)},
 	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it, a negative count is a usage error (default %d)", conformance.DefaultModelSteps),
 		intFlag(conformance.WithModelSteps)},
+	{"shard", "run shard `i/n` of the campaign --seed names (1 <= i <= n): the model check's sequences and the projection check's histories are split among the n shards, every other check runs in shard 1; merge the shards' reports with adapterkit merge-reports (default: the whole campaign)",
+		stringFlag(func(v string) (conformance.Option, error) {
+			i, n, err := parseShard(v)
+			if err != nil {
+				return nil, err
+			}
+			return conformance.WithShard(i, n), nil
+		})},
 	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
 		listFlag(func(ids []string) (conformance.Option, error) {
 			for _, id := range ids {
@@ -203,4 +212,15 @@ func familyNames() string {
 		names = append(names, string(f))
 	}
 	return strings.Join(names, ", ")
+}
+
+// parseShard parses a shard "i/n", 1 <= i <= n.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, errI := strconv.Atoi(a)
+	n, errN := strconv.Atoi(b)
+	if !ok || errI != nil || errN != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%q is no shard: give i/n, with 1 <= i <= n (1/4 … 4/4)", conformance.Redact(v))
+	}
+	return i, n, nil
 }

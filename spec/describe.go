@@ -88,7 +88,7 @@ func describeCheck(cfg *config, c conformance.Check) {
 			if r.Seed != 0 {
 				env = seedSetting(r.Seed)
 			}
-			failCheck(cfg, c.ID, r.Failure, env)
+			failCheck(cfg, c.ID, r.Failure, cfg.withShardEnv(env))
 		}
 	})
 }

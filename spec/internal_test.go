@@ -123,3 +123,30 @@ func TestFuzzDrawsNoDeclaredFamily(t *testing.T) {
 	})
 	rapid.Check(t, projectionFuzzer(t, newConfig(thinkingAsText, nil, "")))
 }
+
+// ShardEnv makes the suite a shard of a campaign, unless an option says
+// otherwise; a rerun command then sets it too, and a value naming no shard
+// panics rather than running the whole campaign in every job.
+func TestShardEnv(t *testing.T) {
+	f := reference.NewConformanceFactory()
+	t.Setenv(ShardEnv, "2/3")
+	cfg := newConfig(f, nil, "")
+	if s := cfg.settings; s.Shard != 2 || s.Shards != 3 || cfg.withShardEnv("ADAPTERKIT_SEED=0x1") != "ADAPTERKIT_SHARD=2/3 ADAPTERKIT_SEED=0x1" {
+		t.Fatalf("shard %d/%d, rerun env %q", s.Shard, s.Shards, cfg.withShardEnv("ADAPTERKIT_SEED=0x1"))
+	}
+	cfg = newConfig(f, []conformance.Option{conformance.WithShard(1, 4)}, "")
+	if s := cfg.settings; s.Shard != 1 || s.Shards != 4 || cfg.withShardEnv("") != "" {
+		t.Fatalf("an option's shard: %d/%d, rerun env %q", s.Shard, s.Shards, cfg.withShardEnv(""))
+	}
+	for _, bad := range []string{"4/3", "0/3", "3", "a/b"} {
+		t.Setenv(ShardEnv, bad)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s=%s did not panic", ShardEnv, bad)
+				}
+			}()
+			newConfig(f, nil, "")
+		}()
+	}
+}

@@ -4,6 +4,7 @@
 // Usage:
 //
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
+//	adapterkit merge-reports [--report FILE] [--junit FILE] SHARD.json...
 //	adapterkit serve-reference [--embeddings]
 //	adapterkit verify-release VERSION
 //
@@ -18,6 +19,10 @@
 // everything passed, 1 when a check failed and 2 when the run itself could
 // not happen. A Go adapter gets the same command for its own factory from
 // package cli.
+//
+// With --seed S --shard i/n, conform runs shard i of the campaign of n
+// shards seed S names, and merge-reports combines the shards' reports into
+// the campaign's verdict, table, report and JUnit XML (docs/campaigns.md).
 //
 // serve-reference serves the reference adapter over stdin and stdout (with
 // --embeddings, with a deterministic local embedding port), so the bridge
@@ -67,6 +72,9 @@ const usage = `usage:
   adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
       run the conformance suite against an adapter process, or, without a
       command, against the bundled reference adapter in process
+  adapterkit merge-reports [--report FILE] [--junit FILE] SHARD.json...
+      combine the reports of a campaign's shards (conform --seed S
+      --shard i/n --report SHARD.json) into the campaign's verdict
   adapterkit serve-reference [--embeddings]
       serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1),
       with --embeddings with a deterministic local embedding port
@@ -85,6 +93,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "conform":
 		return cli.Run(ctx, args[1:], reference.NewConformanceFactory(), stdout, stderr)
+	case "merge-reports":
+		return cli.Merge(args[1:], stdout, stderr)
 	case "serve-reference":
 		return serveReference(ctx, args[1:], stdin, stdout, stderr)
 	case "verify-release":

@@ -222,7 +222,8 @@ func TestEverySubcommandHasHelp(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"conform":         {"usage: conform [flags]", "-histories", "checks:"},
+		"conform":         {"usage: conform [flags]", "-histories", "-shard", "checks:"},
+		"merge-reports":   {"usage: merge-reports", "-report", "-junit"},
 		"serve-reference": {"usage: adapterkit serve-reference [--embeddings]", "-embeddings"},
 		"verify-release":  {"usage: adapterkit verify-release VERSION"},
 	}

@@ -174,10 +174,10 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 		leave = append(slices.Clone(leave), gen.FamilyLongHistory)
 	}
 	seq.leave = slices.Clone(leave)
-	instances := 1
-	if r.IntN(modelTwinOdds) == 0 || twins {
-		instances = 2
-	}
+	// The head — how many instances and drawn operations — comes first
+	// (drawSeqHead, model_check.go), so that a shard of a campaign counts
+	// a sequence's operations without drawing its histories.
+	instances, n := drawSeqHead(r, minOps, maxOps, twins)
 	for range instances {
 		fx := NewFixture()
 		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
@@ -222,7 +222,6 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 	for _, w := range opWeights {
 		total += w
 	}
-	n := logIntN(r, min(minOps, max(maxOps, 1)), max(maxOps, 1))
 	for i := range n {
 		k, pick := opKind(0), r.IntN(total)
 		for ; pick >= opWeights[k]; k++ {

@@ -41,6 +41,9 @@ func checkPrivacyProbes(ctx context.Context, s *Session) error {
 func (e *env) seed() uint64 {
 	if e.drawn == 0 {
 		e.drawn = e.opts.Seed
+		if e.drawn == 0 && e.opts.sharded() {
+			panic(abort{errors.New("conformance: " + e.opts.shardText() + " names no campaign: every shard needs the campaign's seed (WithSeed)")})
+		}
 		if e.drawn == 0 {
 			e.drawn = randomSeed()
 		}

@@ -32,11 +32,14 @@ func checkProjection(ctx context.Context, e *env) error {
 		return skip("no generated histories were asked for")
 	}
 	p := &ProjectionRun{factory: e.factory, opts: e.opts}
-	defer func() { e.limits, e.note = p.limits, p.Note() }()
+	defer func() { e.limits, e.note = p.limits, p.Note(); p.cover(e) }()
 	if err := p.start(ctx, e); err != nil {
 		return err
 	}
 	for seed := 1; seed <= n; seed++ {
+		if !e.opts.owns(seed - 1) {
+			continue // another shard's history
+		}
 		fx := NewFixture()
 		msgs := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...).Example(seed)
 		// A history that fails is counted by the kind of its first
@@ -48,6 +51,33 @@ func checkProjection(ctx context.Context, e *env) error {
 	}
 	return p.verdict(ctx, e)
 }
+
+// cover counts what the run covered in e (Result.Covered): the generated
+// histories, the long ones the verdict added, the refused ones, the
+// isolation histories, and for each family how many generated histories
+// holding it were projected faithfully (in a shard only) — so that a merge
+// of a campaign's shards can judge across them what one run judges alone.
+func (p *ProjectionRun) cover(e *env) {
+	e.cover("histories", p.drawn-p.long)
+	e.cover("long", p.long)
+	e.cover("refused", p.refused)
+	e.cover("isolation", p.isolated)
+	if !p.opts.sharded() {
+		return // only a merge of shards reads these
+	}
+	for _, ev := range p.events {
+		if ev.refused != "" || ev.long {
+			continue
+		}
+		for _, f := range ev.families {
+			e.cover(projectedKey+string(f), 1)
+		}
+	}
+}
+
+// projectedKey prefixes the count of faithfully projected histories
+// holding a family, in Result.Covered.
+const projectedKey = "projected:"
 
 // Bounds of what a projection verdict shows of its failures: how many
 // kinds, and how much of each kind's first failure.
@@ -238,6 +268,19 @@ type projected struct {
 	where    string
 	families []gen.Family
 	refused  gen.Family // the family it was refused for; "" when projected
+	long     bool       // a long history the verdict added, not a generated one
+}
+
+// checkLongOne checks a long history the verdict adds, marking its event
+// so.
+func (p *ProjectionRun) checkLongOne(ctx context.Context, e *env, where string, msgs []contract.Message) error {
+	p.long++
+	before := len(p.events)
+	_, err := p.check(ctx, e, where, msgs)
+	if len(p.events) > before {
+		p.events[len(p.events)-1].long = true
+	}
+	return err
 }
 
 // NewProjectionRun starts a run of the projection check: it creates one
@@ -435,8 +478,7 @@ func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 		p.longDrawn = true
 		msgs := p.ofEveryFamily()
 		where := fmt.Sprintf("the history of every family the run drew (%d histories repeated, %d messages)", len(p.kept), len(msgs))
-		p.long++
-		if _, err := p.check(ctx, e, where, msgs); err != nil && !p.failures.add(err) {
+		if err := p.checkLongOne(ctx, e, where, msgs); err != nil && !p.failures.add(err) {
 			return err
 		}
 	}
@@ -457,7 +499,9 @@ func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if 2*p.refused > p.drawn {
+	// A shard sees part of a campaign's histories: the bound is the
+	// merge's to judge, over every shard's (MergeReports).
+	if 2*p.refused > p.drawn && !p.opts.sharded() {
 		return broken(ruleRefusalBound, fmt.Sprintf("at most %d of %d generated histories refused", p.drawn/2, p.drawn),
 			fmt.Sprintf("%d refused", p.refused))
 	}
@@ -482,9 +526,7 @@ func (p *ProjectionRun) checkLong(ctx context.Context, e *env, seed uint64) erro
 	for k := 0; k < isolationTries; k++ {
 		s := isolationSeed(seed, gen.FamilyLongHistory, k)
 		if msgs := g.Example(s); slices.Contains(gen.FamiliesOf(msgs), gen.FamilyLongHistory) {
-			p.long++
-			_, err := p.check(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
-			return err
+			return p.checkLongOne(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
 		}
 	}
 	return fmt.Errorf("conformance: no long history in %d draws from seed %d", isolationTries, seed)

@@ -77,13 +77,19 @@ var localKVCatalogue = []Mutant{
 	},
 	{
 		Name: "kv-replay-failure-swallowed", Breaks: "a failed full replay is retried through the ordinary transport",
-		Fails: all(conformance.CheckLocalKVReplayFailure, conformance.CheckModel),
-		wrap:  plain,
-		port:  func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return swallowReplay{portShim{p}} },
+		// The model catches it when a run arms a replay failure on an
+		// instance with a port: in 7 of 10 seeds.
+		Fails:         all(conformance.CheckLocalKVReplayFailure),
+		ModelByChance: true,
+		wrap:          plain,
+		port:          func(p localkv.RuntimePort, _ *env) localkv.RuntimePort { return swallowReplay{portShim{p}} },
 	},
 	{
 		Name: "kv-replay-failure-unreported", Breaks: "a failed local KV path records local-kv-replay-failed",
-		Fails: all(conformance.CheckLocalKVReplayFailure, conformance.CheckModel),
+		// The model catches it when a run arms a replay failure on an
+		// instance with a port: in 7 of 10 seeds.
+		Fails:         all(conformance.CheckLocalKVReplayFailure),
+		ModelByChance: true,
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return hideDiagnostic{decorator{a}, contract.DiagnosticLocalKVReplayFailed}
 		},

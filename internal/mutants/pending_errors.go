@@ -42,8 +42,9 @@ var pendingErrors = []Mutant{
 		Name: "invalid-request-reason-quotes-prompt", Family: FamilyErrors,
 		Breaks: "a fallback reason is metadata only (§4, §9); an adapter of its own name whose invalid-request reason quotes the start of the prompt",
 		// The model catches it when the quoted start holds one of the
-		// secrets its payloads plant (2 of seeds 1–5, and the catalogue's).
-		Fails: all(conformance.CheckModel, conformance.CheckInvalidRequests),
+		// secrets its payloads plant (2 of seeds 1–5).
+		Fails:         all(conformance.CheckInvalidRequests),
+		ModelByChance: true,
 		wrap: named(func(a contract.Adapter, _ *env) contract.Adapter {
 			return reasonAppender{decorator{a}, contract.FallbackInvalidRequest, func(req contract.CompletionRequest) string {
 				if s := firstContent(req.Payload); s != "" {

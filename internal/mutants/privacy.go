@@ -41,9 +41,12 @@ var privacyCatalogue = []Mutant{
 	},
 	{
 		Name: "ollama-substring-is-local", Breaks: "a provider is local only when it is a configured local provider",
-		Fails: all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
-		port:  leakyPort,
-		wrap:  leaky(ollamaIsLocal, nil),
+		// The model draws a provider holding "ollama" now and then: it
+		// catches this mutant in 2 of 10 seeds.
+		Fails:         all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		ModelByChance: true,
+		port:          leakyPort,
+		wrap:          leaky(ollamaIsLocal, nil),
 	},
 	{
 		Name: "drops-nested-func", Breaks: "a payload that cannot be encoded fails closed, even nested",
