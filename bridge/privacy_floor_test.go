@@ -39,8 +39,8 @@ func privacyFactory(t *testing.T, cfg privacy.Config) conformance.Factory {
 // TestPipeEnforcesMarkerStructure sends, in process and over the bridge,
 // payloads whose marker structure raises the floor of the whole payload to
 // local-only: a mismatched close that leaves an outer marker open under a
-// later local-only pair, and a member name in content context holding an
-// unclosed marker. Both ways, every content must be withheld from a remote
+// later local-only pair, and a member name holding an unclosed marker, in
+// content context and at the root. Both ways, every content must be withheld from a remote
 // provider, in EnforcePrivacy's result and at the transport.
 func TestPipeEnforcesMarkerStructure(t *testing.T) {
 	checkGoroutines(t)
@@ -63,6 +63,9 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 			map[string]any{"messages": []any{map[string]any{"role": "user", "content": "public text"}},
 				"tools": []any{map[string]any{"input": map[string]any{"x [ds4:local-only]SECRET": "y"}}}},
 			`{"messages":[{"content":` + pl + `,"role":"user"}],"tools":[{"input":{` + pl + `:` + pl + `}}]}`, 3},
+		{"unclosed marker in a member name at the root", privacy.DefaultConfig(),
+			json.RawMessage(`{"x [ds4:local-only]SECRET":1,"messages":[{"role":"user","content":"public text"}]}`),
+			`{` + pl + `:1,"messages":[{"role":"user","content":` + pl + `}]}`, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

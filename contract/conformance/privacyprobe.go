@@ -75,8 +75,8 @@ type probeCase struct {
 	local    bool
 	// clean is set when no marker in the payload raises the payload's
 	// default class (no leading marker in a value, no broken marker
-	// structure, no member name in content context with a marker outside
-	// a closed pair), so allowed content must reach a remote provider.
+	// structure, no member name with a marker outside a closed pair), so
+	// allowed content must reach a remote provider.
 	clean bool
 	// failing names the uninspectable value nested in the payload ("" for
 	// an inspectable one) and failPath where it sits.
@@ -197,9 +197,9 @@ type probeGen struct {
 	// written into a JSON string (a quote there is preceded by a
 	// backslash and no longer closes the value).
 	noQuote bool
-	// raised is set once the payload holds a member name in content
-	// context with an opening marker outside a closed pair, which raises
-	// the payload's default class.
+	// raised is set once the payload holds a member name with an opening
+	// marker outside a closed pair, which raises the payload's default
+	// class (SPEC §8, Go kit only: anywhere in the payload).
 	raised bool
 }
 
@@ -454,10 +454,10 @@ func (g *probeGen) keyName(path string, ctx bool) string {
 		class := pick(g.r, blockedClasses)
 		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyPair, path: path, class: class, blocked: true, key: true})
 		return g.marker(class, false) + tok + g.marker(class, true)
-	case d < 4 && !(ctx && g.mode == modeStack):
+	case d < 4 && g.mode != modeStack:
 		class := pick(g.r, blockedClasses)
 		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyLead, path: path, class: class, blocked: true, key: true})
-		g.raised = g.raised || ctx
+		g.raised = true
 		return g.marker(class, false) + tok
 	case d < 5 && ctx:
 		var s string

@@ -267,8 +267,8 @@ func (f *ofloor) value(s string) {
 	f.index++
 }
 
-// name is a member name in content context: each opening marker that does
-// not begin one of its closed pairs raises the floor.
+// name is a member name, anywhere in the payload: each opening marker that
+// does not begin one of its closed pairs raises the floor.
 func (f *ofloor) name(s string) {
 	ms := oracleMarkers(s)
 	pairs := oraclePairs(ms)
@@ -310,21 +310,19 @@ func oracleKey(name string) int {
 	return okeyOther
 }
 
-// oracleFloor walks values (and names in content context) in walk order.
-func oracleFloor(n *onode, ctx bool, f *ofloor) {
+// oracleFloor walks values and member names in walk order.
+func oracleFloor(n *onode, f *ofloor) {
 	switch n.kind {
 	case 's':
 		f.value(n.text)
 	case 'a':
 		for _, item := range n.items {
-			oracleFloor(item, ctx, f)
+			oracleFloor(item, f)
 		}
 	case 'o':
 		for i, name := range n.names {
-			if ctx {
-				f.name(name)
-			}
-			oracleFloor(n.vals[i], ctx || oracleKey(name) == okeyContent, f)
+			f.name(name)
+			oracleFloor(n.vals[i], f)
 		}
 	}
 }
@@ -545,7 +543,7 @@ func oracleSanitize(cfg oracleConfig, doc []byte) (oracleResult, error) {
 		return res, nil
 	}
 	f := ofloor{floor: -1}
-	oracleFloor(root, false, &f)
+	oracleFloor(root, &f)
 	res.floor = f.end()
 	z := &otext{cfg: &cfg, def: max(cfg.def, res.floor), res: &res}
 	res.class = z.def

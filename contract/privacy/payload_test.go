@@ -66,8 +66,10 @@ func TestFloors(t *testing.T) {
 			payloadWant{`{"options":{"x":"plain"},"messages":[{"content":"` + phLocal + `"}]}`, LocalOnly, true, 1, 0}},
 		{"floor from a non-content string", `{"options":{"x":"[ds4:sensitive]"},"messages":[{"content":"hi"}]}`,
 			payloadWant{`{"options":{"x":` + ps + `},"messages":[{"content":` + ps + `}]}`, Sensitive, true, 2, 0}},
-		{"keys outside content context do not count", `{"options":{"[ds4:sensitive]k":"v"},"messages":[{"content":"hi"}]}`,
-			payloadWant{`{"options":{` + ps + `:"v"},"messages":[{"content":"hi"}]}`, Sensitive, true, 1, 0}},
+		// Go kit only (SPEC §8): a member name's unclosed or leading
+		// marker raises the floor anywhere, outside content context too.
+		{"a key outside content context raises the floor", `{"options":{"[ds4:sensitive]k":"v"},"messages":[{"content":"hi"}]}`,
+			payloadWant{`{"options":{` + ps + `:"v"},"messages":[{"content":` + ps + `}]}`, Sensitive, true, 2, 0}},
 		// In document order the internal marker would be left open at the
 		// end (floor internal); in JavaScript property order "0" comes first
 		// and the sensitive pair opens inside it (nesting, floor sensitive).

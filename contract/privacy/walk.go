@@ -92,10 +92,10 @@ func (f *floorState) value(s string) {
 	}
 }
 
-// name feeds a member name in content context: every opening marker that
-// does not begin a closed pair of the name (an unclosed or leading marker,
-// or one nested inside another pair) raises the floor to its class. A
-// name's markers do not enter the stack.
+// name feeds a member name, anywhere in the payload: every opening marker
+// that does not begin a closed pair of the name (an unclosed or leading
+// marker, or one nested inside another pair) raises the floor to its
+// class. A name's markers do not enter the stack.
 func (f *floorState) name(s string) {
 	f.markers = findMarkers(f.markers[:0], s)
 	if len(f.markers) == 0 {
@@ -128,34 +128,19 @@ func (f *floorState) finish() Classification {
 // markerFloor computes the marker-structure floor of a flattened payload:
 // the highest class involved in nesting, a stray or mismatched close, a
 // pair split across strings or a marker left open, or held by an opening
-// marker outside a closed pair in a member name in content context; ""
-// when there is none.
+// marker outside a closed pair in a member name (anywhere in the payload);
+// "" when there is none. The tokens are in walk order, so one pass over
+// them feeds the strings in the order the stack needs.
 func markerFloor(toks []jsonw.Token) Classification {
 	var f floorState
-	i := 0
-	var walk func(ctx bool)
-	walk = func(ctx bool) {
-		t := &toks[i]
-		i++
-		switch t.Kind {
+	for i := range toks {
+		switch t := &toks[i]; t.Kind {
 		case jsonw.String:
 			f.value(t.Text)
-		case jsonw.Array:
-			for range t.N {
-				walk(ctx)
-			}
-		case jsonw.Object:
-			for range t.N {
-				name := toks[i].Text
-				i++
-				if ctx {
-					f.name(name)
-				}
-				walk(ctx || classifyKey(name) == keyContent)
-			}
+		case jsonw.Name:
+			f.name(t.Text)
 		}
 	}
-	walk(false)
 	return f.finish()
 }
 

@@ -31,8 +31,8 @@ func oneSlotFloor(provider string, payload any) (contract.PrivacyResult, error) 
 		return contract.PrivacyResult{}, err
 	}
 	slot, stack := &slotFloor{}, &slotFloor{stack: true}
-	slot.walk(root, false)
-	stack.walk(root, false)
+	slot.walk(root)
+	stack.walk(root)
 	if slot.finish() == stack.finish() {
 		return res, nil
 	}
@@ -132,8 +132,8 @@ func (f *slotFloor) value(s string) {
 	f.index++
 }
 
-// name applies the rule for member names in content context: an opening
-// marker outside a closed pair raises the floor.
+// name applies the rule for member names, anywhere in the payload: an
+// opening marker outside a closed pair raises the floor.
 func (f *slotFloor) name(s string) {
 	ms := slotMarkers(s)
 	for i := 0; i < len(ms); i++ {
@@ -157,20 +157,18 @@ func (f *slotFloor) name(s string) {
 	}
 }
 
-func (f *slotFloor) walk(v jsonw.Value, ctx bool) {
+func (f *slotFloor) walk(v jsonw.Value) {
 	switch v.Kind {
 	case jsonw.String:
 		f.value(v.Str)
 	case jsonw.Array:
 		for _, item := range v.Items {
-			f.walk(item, ctx)
+			f.walk(item)
 		}
 	case jsonw.Object:
 		for _, m := range v.Members {
-			if ctx {
-				f.name(m.Name)
-			}
-			f.walk(m.Value, ctx || classifyKey(m.Name) == keyContent)
+			f.name(m.Name)
+			f.walk(m.Value)
 		}
 	}
 }
