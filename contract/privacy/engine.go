@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
 // Engine enforces one privacy Config. It is immutable after New and safe
@@ -17,6 +18,17 @@ type Engine struct {
 	local         map[string]struct{}
 	remoteDefault classMask
 	remote        map[string]classMask
+	// valuesOnly leaves member names out of the marker-structure floor,
+	// as the TypeScript kit's engine does (see package upstream).
+	valuesOnly bool
+}
+
+func init() {
+	upstream.WithoutNameFloor = func(e any) any {
+		c := *e.(*Engine)
+		c.valuesOnly = true
+		return &c
+	}
 }
 
 // ErrBlankProvider is returned when a provider name is empty after
@@ -146,7 +158,7 @@ func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {
 		return Result{Value: w.out, Classification: e.def, Destination: dest}, nil
 	}
 	w.sanitizer = sanitizer{allowed: mask, redact: e.redact && dest == Remote}
-	w.def = Max(e.def, markerFloor(toks))
+	w.def = Max(e.def, markerFloor(toks, !e.valuesOnly))
 	w.st.class = w.def
 	w.value(keyOther, false)
 	return Result{

@@ -7,5 +7,5 @@ func MarkerFloorOf(payload any) (Classification, error) {
 	if err != nil {
 		return "", err
 	}
-	return markerFloor(toks), nil
+	return markerFloor(toks, true), nil
 }

@@ -2,6 +2,8 @@ package privacy
 
 import (
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
 // stackConfig is a remote policy that allows sensitive content, so that
@@ -99,4 +101,21 @@ func TestMemberNameWithUnclosedMarker(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkPayload(t, e, "remote", raw(c.in), c.want) })
 	}
+}
+
+// TestEngineWithoutNameFloor checks the engine package upstream gives the
+// conformance checks: the TypeScript kit's floor, values only, so SPEC
+// §8's example reaches a remote provider verbatim there; a value's slip is
+// still withheld, and a name with a marker is still sanitised.
+func TestEngineWithoutNameFloor(t *testing.T) {
+	e := mustEngine(t, DefaultConfig())
+	up := upstream.WithoutNameFloor(e).(*Engine)
+	pl := `"` + phLocal + `"`
+	checkPayload(t, up, "remote", raw(`{"x [ds4:local-only]SECRET":1}`), payloadWant{`{"x [ds4:local-only]SECRET":1}`, Normal, false, 0, 0})
+	checkPayload(t, up, "remote", raw(`{"[ds4:local-only]k":1,"prompt":"p"}`), payloadWant{`{` + pl + `:1,"prompt":"p"}`, LocalOnly, true, 1, 0})
+	checkPayload(t, up, "remote", raw(`{"prompt":"x [ds4:local-only]SECRET","system":"s"}`), payloadWant{`{"prompt":` + pl + `,"system":` + pl + `}`, LocalOnly, true, 2, 0})
+	if !e.valuesOnly && up.valuesOnly && up.def == e.def {
+		return
+	}
+	t.Fatal("the engine without the name floor is not a copy of the engine with only that rule left out")
 }

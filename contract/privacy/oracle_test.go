@@ -32,6 +32,9 @@ type oracleConfig struct {
 	allowed [4]bool // for the provider at hand
 	remote  bool
 	redact  bool
+	// valuesOnly leaves member names out of the floor, as the TypeScript
+	// kit's engine does (SPEC §8: the name rule is the Go kit's only).
+	valuesOnly bool
 }
 
 // oracleResult is what the oracle computes for a payload.
@@ -310,19 +313,22 @@ func oracleKey(name string) int {
 	return okeyOther
 }
 
-// oracleFloor walks values and member names in walk order.
-func oracleFloor(n *onode, f *ofloor) {
+// oracleFloor walks values and, unless valuesOnly, member names in walk
+// order.
+func oracleFloor(n *onode, f *ofloor, valuesOnly bool) {
 	switch n.kind {
 	case 's':
 		f.value(n.text)
 	case 'a':
 		for _, item := range n.items {
-			oracleFloor(item, f)
+			oracleFloor(item, f, valuesOnly)
 		}
 	case 'o':
 		for i, name := range n.names {
-			f.name(name)
-			oracleFloor(n.vals[i], f)
+			if !valuesOnly {
+				f.name(name)
+			}
+			oracleFloor(n.vals[i], f, valuesOnly)
 		}
 	}
 }
@@ -543,7 +549,7 @@ func oracleSanitize(cfg oracleConfig, doc []byte) (oracleResult, error) {
 		return res, nil
 	}
 	f := ofloor{floor: -1}
-	oracleFloor(root, &f)
+	oracleFloor(root, &f, cfg.valuesOnly)
 	res.floor = f.end()
 	z := &otext{cfg: &cfg, def: max(cfg.def, res.floor), res: &res}
 	res.class = z.def

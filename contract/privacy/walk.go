@@ -130,15 +130,18 @@ func (f *floorState) finish() Classification {
 // pair split across strings or a marker left open, or held by an opening
 // marker outside a closed pair in a member name (anywhere in the payload);
 // "" when there is none. The tokens are in walk order, so one pass over
-// them feeds the strings in the order the stack needs.
-func markerFloor(toks []jsonw.Token) Classification {
+// them feeds the strings in the order the stack needs. Without names, the
+// member names are left out, as the TypeScript kit's floor leaves them.
+func markerFloor(toks []jsonw.Token, names bool) Classification {
 	var f floorState
 	for i := range toks {
 		switch t := &toks[i]; t.Kind {
 		case jsonw.String:
 			f.value(t.Text)
 		case jsonw.Name:
-			f.name(t.Text)
+			if names {
+				f.name(t.Text)
+			}
 		}
 	}
 	return f.finish()
