@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -101,5 +103,39 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUpstreamPrivacyEngineOverTheBridge runs the privacy checks on the
+// adapter built on the TypeScript kit's engine (the legal variant
+// upstream-privacy-engine), in process and over the bridge: both ways it
+// passes with the same limit member-name-floor, and fails privacy-engine
+// under strict privacy.
+func TestUpstreamPrivacyEngineOverTheBridge(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	i := slices.IndexFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == "upstream-privacy-engine" })
+	if i < 0 {
+		t.Fatal("no legal variant upstream-privacy-engine")
+	}
+	m := mutants.Catalogue()[i]
+	engine, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	probes, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
+	var limits [][]conformance.Limit
+	for name, f := range map[string]conformance.Factory{"in process": m.Factory(mutantBase()), "over the bridge": Pipe(m.Factory(mutantBase()), Options{})} {
+		r := engine.Run(ctx, f, conformance.WithSeed(7))
+		if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor {
+			t.Fatalf("%s: privacy-engine %s, limits %+v, %v", name, r.Status, r.Limits, r.Failure)
+		}
+		limits = append(limits, r.Limits)
+		if r := probes.Run(ctx, f, conformance.WithSeed(7)); r.Status != conformance.StatusPass {
+			t.Fatalf("%s: privacy-probes %s: %v", name, r.Status, r.Failure)
+		}
+		if r := engine.Run(ctx, f, conformance.WithSeed(7), conformance.WithStrictPrivacy()); r.Status != conformance.StatusFail {
+			t.Fatalf("%s: strict privacy-engine %s", name, r.Status)
+		}
+	}
+	if !slices.Equal(limits[0], limits[1]) {
+		t.Fatalf("the limits differ: %+v and %+v", limits[0], limits[1])
 	}
 }

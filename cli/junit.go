@@ -77,7 +77,7 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 	if len(rep.Limits) > 0 {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "limits", Value: conformance.LimitNames(rep.Limits)})
 		for _, l := range rep.Limits {
-			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: fmt.Sprintf("%d histories, %s", l.Count, l.Reason)})
+			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: l.Detail()})
 		}
 	}
 	for _, c := range rep.Checks {

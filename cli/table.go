@@ -48,7 +48,7 @@ func printTable(w io.Writer, target string, rep conformance.RunReport) {
 		fmt.Fprintf(w, "generated histories leave out: %s\n", strings.Join(names, ", "))
 	}
 	for _, l := range rep.Limits {
-		fmt.Fprintf(w, "limit: %s — %d histories, %s\n", l.Name(), l.Count, l.Reason)
+		fmt.Fprintf(w, "limit: %s — %s\n", l.Name(), l.Detail())
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(w, "problem: %s\n", p)

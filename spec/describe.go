@@ -105,15 +105,15 @@ func reportEntry(c conformance.Check, r conformance.Result) {
 }
 
 // limitsEntry attaches a check's limits to the spec's report, always
-// shown: they are part of the verdict ("multi-result: 12 refused: tool
-// message with two results").
+// shown: they are part of the verdict ("multi-result: 12 histories,
+// refused: tool message with two results").
 func limitsEntry(id string, limits []conformance.Limit) {
 	if len(limits) == 0 {
 		return
 	}
 	parts := make([]string, len(limits))
 	for i, l := range limits {
-		parts[i] = fmt.Sprintf("%s: %d, %s", l.Name(), l.Count, l.Reason)
+		parts[i] = l.Name() + ": " + l.Detail()
 	}
 	ginkgo.AddReportEntry("conformance limits", id+" — "+strings.Join(parts, "; "))
 }

@@ -26,7 +26,14 @@ func PrivacyProbesRandomCase(ctx context.Context, s *Session) CaseResult {
 // from seed, as a case.
 func PrivacyEngineCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
 	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
-		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n)
+		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n, false)
+	}}.runCase(ctx, s)
+}
+
+// PrivacyEngineStrictCase is PrivacyEngineCase under WithStrictPrivacy.
+func PrivacyEngineStrictCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
+	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n, true)
 	}}.runCase(ctx, s)
 }
 

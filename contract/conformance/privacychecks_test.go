@@ -16,6 +16,7 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/privacy"
 	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/internal/upstream"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -410,5 +411,41 @@ func TestSeededFailureCarriesItsSeed(t *testing.T) {
 	lifecycle, _ := conformance.CheckByID(conformance.CaseLifecycle)
 	if r := lifecycle.Run(ctx, f); r.Seed != 0 {
 		t.Fatalf("an unseeded check carries seed %d", r.Seed)
+	}
+}
+
+// upstreamEnforcement enforces the default configuration with the engine
+// that leaves out the Go kit's member-name rule, as the TypeScript kit's
+// engine does.
+func upstreamEnforcement(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	e, err := privacy.New(privacy.DefaultConfig())
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	r, err := upstream.WithoutNameFloor(e).(*privacy.Engine).SanitizePayload(provider, payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	return r.ForProvider(provider), nil
+}
+
+// TestPrivacyEngineShowsTheNameFloorAsALimit checks the latitude of
+// privacy-engine: an enforcement that leaves out only the Go kit's
+// member-name rule passes with the limit member-name-floor, counting the
+// payloads it changes; strict, the same seed fails with a failure that
+// names the rule, the seed and no token.
+func TestPrivacyEngineShowsTheNameFloorAsALimit(t *testing.T) {
+	f := leakyFactory(upstreamEnforcement)
+	check, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	r := check.Run(ctx, f, conformance.WithSeed(11))
+	if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor ||
+		r.Limits[0].Count == 0 || r.Limits[0].Count > conformance.PrivacyEngineCount || !strings.Contains(r.Limits[0].Detail(), " payloads, ") {
+		t.Fatalf("privacy-engine: %s, limits %+v, %v", r.Status, r.Limits, r.Failure)
+	}
+	s := privacyStart(t, f)
+	strict := conformance.PrivacyEngineStrictCase(ctx, s, privacy.DefaultConfig(), 11, conformance.PrivacyEngineCount)
+	checkCaught(t, strict, 11, conformance.PrivacyEngineCount, "privacy-engine", []string{"Go kit only"})
+	if r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), 11, conformance.PrivacyEngineCount); !r.Passed {
+		t.Fatalf("not strict: %v", r.Failure)
 	}
 }

@@ -74,6 +74,14 @@ var privacyCatalogue = []Mutant{
 		wrap:  leaky(oneSlotFloor, nil),
 	},
 	{
+		// Allowed: SPEC §8 marks the member-name floor "Go kit only". An
+		// adapter built on the TypeScript kit's engine passes, with the
+		// limit member-name-floor (it fails under WithStrictPrivacy).
+		Name: "upstream-privacy-engine", Breaks: "nothing SPEC's shared rules state: its engine leaves out the Go kit's member-name floor, as the TypeScript kit's does",
+		port: leakyPort,
+		wrap: leaky(upstreamEngine, nil),
+	},
+	{
 		Name: "error-quotes-payload", Breaks: "a privacy error is metadata only, never the payload",
 		Fails: all(conformance.CheckPrivacyProbes, conformance.CheckModel),
 		port:  leakyPort,
@@ -94,6 +102,7 @@ var brokenEnforcements = map[string]Enforcement{
 	"ollama-substring-is-local":    ollamaIsLocal,
 	"redacts-content-members-only": redactContentOnly,
 	"one-slot-marker-floor":        oneSlotFloor,
+	"upstream-privacy-engine":      upstreamEngine,
 }
 
 // BrokenEnforcement returns the enforcement of the privacy mutant name, for
