@@ -108,9 +108,9 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 
 // TestUpstreamPrivacyEngineOverTheBridge runs the privacy checks on the
 // adapter built on the TypeScript kit's engine (the legal variant
-// upstream-privacy-engine), in process and over the bridge: both ways it
-// passes with the same limit member-name-floor, and fails privacy-engine
-// under strict privacy.
+// upstream-privacy-engine), in process and over the bridge: both ways
+// privacy-engine and privacy-probes pass with the same limit
+// member-name-floor, and fail under strict privacy.
 func TestUpstreamPrivacyEngineOverTheBridge(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
@@ -121,21 +121,22 @@ func TestUpstreamPrivacyEngineOverTheBridge(t *testing.T) {
 	m := mutants.Catalogue()[i]
 	engine, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
 	probes, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
-	var limits [][]conformance.Limit
+	limits := map[string][][]conformance.Limit{}
 	for name, f := range map[string]conformance.Factory{"in process": m.Factory(mutantBase()), "over the bridge": Pipe(m.Factory(mutantBase()), Options{})} {
-		r := engine.Run(ctx, f, conformance.WithSeed(7))
-		if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor {
-			t.Fatalf("%s: privacy-engine %s, limits %+v, %v", name, r.Status, r.Limits, r.Failure)
-		}
-		limits = append(limits, r.Limits)
-		if r := probes.Run(ctx, f, conformance.WithSeed(7)); r.Status != conformance.StatusPass {
-			t.Fatalf("%s: privacy-probes %s: %v", name, r.Status, r.Failure)
-		}
-		if r := engine.Run(ctx, f, conformance.WithSeed(7), conformance.WithStrictPrivacy()); r.Status != conformance.StatusFail {
-			t.Fatalf("%s: strict privacy-engine %s", name, r.Status)
+		for _, c := range []conformance.Check{engine, probes} {
+			r := c.Run(ctx, f, conformance.WithSeed(7))
+			if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor {
+				t.Fatalf("%s: %s %s, limits %+v, %v", name, c.ID, r.Status, r.Limits, r.Failure)
+			}
+			limits[c.ID] = append(limits[c.ID], r.Limits)
+			if r := c.Run(ctx, f, conformance.WithSeed(7), conformance.WithStrictPrivacy()); r.Status != conformance.StatusFail {
+				t.Fatalf("%s: strict %s %s", name, c.ID, r.Status)
+			}
 		}
 	}
-	if !slices.Equal(limits[0], limits[1]) {
-		t.Fatalf("the limits differ: %+v and %+v", limits[0], limits[1])
+	for id, ls := range limits {
+		if !slices.Equal(ls[0], ls[1]) {
+			t.Fatalf("%s: the limits differ: %+v and %+v", id, ls[0], ls[1])
+		}
 	}
 }

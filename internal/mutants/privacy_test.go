@@ -127,8 +127,8 @@ func TestUpstreamEngineLeavesOutOnlyTheNameFloor(t *testing.T) {
 // TestUpstreamPrivacyEngineIsALimit runs the privacy checks on the legal
 // variant built on the TypeScript kit's engine: each passes, and
 // privacy-engine shows the limit member-name-floor (the batches draw such
-// names for every seed); under WithStrictPrivacy privacy-engine fails it,
-// naming the rule.
+// names for every seed), and so does privacy-probes; under
+// WithStrictPrivacy both fail it, naming the rule.
 func TestUpstreamPrivacyEngineIsALimit(t *testing.T) {
 	engine, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
 	probes, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
@@ -148,12 +148,14 @@ func TestUpstreamPrivacyEngineIsALimit(t *testing.T) {
 		if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Name() != conformance.LimitMemberNameFloor || r.Limits[0].Count == 0 {
 			t.Fatalf("seed %d: privacy-engine %s, limits %+v, %v; want a pass with the limit %s", s, r.Status, r.Limits, r.Failure, conformance.LimitMemberNameFloor)
 		}
-		if r := probes.Run(ctx, f, conformance.WithSeed(s)); r.Status != conformance.StatusPass {
-			t.Fatalf("seed %d: privacy-probes %s: %v", s, r.Status, r.Failure)
+		if r := probes.Run(ctx, f, conformance.WithSeed(s)); r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Name() != conformance.LimitMemberNameFloor || r.Limits[0].Count == 0 {
+			t.Fatalf("seed %d: privacy-probes %s, limits %+v, %v; want a pass with the limit %s", s, r.Status, r.Limits, r.Failure, conformance.LimitMemberNameFloor)
 		}
-		strict := engine.Run(ctx, f, conformance.WithSeed(s), conformance.WithStrictPrivacy())
-		if strict.Status != conformance.StatusFail || !strings.Contains(strict.Failure.Rule, "Go kit only") || len(strict.Limits) != 0 {
-			t.Fatalf("seed %d: strict privacy-engine %s, %+v, limits %+v; want a failure of the member-name rule", s, strict.Status, strict.Failure, strict.Limits)
+		for _, c := range []conformance.Check{engine, probes} {
+			strict := c.Run(ctx, f, conformance.WithSeed(s), conformance.WithStrictPrivacy())
+			if strict.Status != conformance.StatusFail || !strings.Contains(strict.Failure.Rule, "Go kit only") || len(strict.Limits) != 0 {
+				t.Fatalf("seed %d: strict %s %s, %+v, limits %+v; want a failure of the member-name rule", s, c.ID, strict.Status, strict.Failure, strict.Limits)
+			}
 		}
 	}
 }
