@@ -1,7 +1,6 @@
 package privacy
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -16,72 +15,151 @@ const (
 	redactedSecret     = "[DS4 REDACTED SECRET]"
 )
 
-// These patterns need neither look-behind nor back-references, so Go's
-// regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds; \b is ASCII in both, as JavaScript's is
-// without the u flag. Case-insensitive parts are spelt out as
-// ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
-// which JavaScript does not.
-var (
-	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsstring.SpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
-)
-
 // redactSecrets replaces secrets in s, pattern after pattern over the
 // already-redacted text, and returns the text and the number of
-// replacements.
+// replacements. Every pattern is scanned in code, from anchors found with
+// byte searches; the tests hold the regular expression each scan must
+// agree with (Go's regexp picks the match a backtracking engine picks, so
+// each is an exact model of the JavaScript pattern).
 func redactSecrets(s string) (string, int) {
 	n := 0
-	if strings.Contains(s, "-----BEGIN ") {
-		s = replaceAll(pemPattern, s, redactedPrivateKey, false, &n)
-	}
+	s = redactPEM(s, &n)
 	s = redactCredentials(s, &n)
-	if containsFoldASCII(s, "bearer") {
-		s = replaceAll(bearerPattern, s, redactedToken, true, &n)
-	}
+	s = redactBearer(s, &n)
 	s = redactAssignments(s, &n)
 	return s, n
 }
 
-// replaceAll replaces every match of re with repl, keeping the first
-// submatch in front of it when keepPrefix is set, and counts replacements.
-func replaceAll(re *regexp.Regexp, s, repl string, keepPrefix bool, n *int) string {
-	locs := re.FindAllStringSubmatchIndex(s, -1)
-	if len(locs) == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, loc := range locs {
-		b.WriteString(s[last:loc[0]])
-		if keepPrefix {
-			b.WriteString(s[loc[2]:loc[3]])
+// PEM private-key blocks: a header, anything, and the nearest footer after
+// it. Header and footer name one of the key types, which need not agree.
+const (
+	pemBegin = "-----BEGIN "
+	pemEnd   = "-----END "
+	pemLabel = "PRIVATE KEY-----"
+)
+
+var pemTypes = [...]string{"RSA ", "EC ", "OPENSSH ", "DSA ", ""}
+
+// pemLabelEnd returns the end of "[RSA |EC |OPENSSH |DSA ]PRIVATE KEY-----"
+// starting at s[i], or -1.
+func pemLabelEnd(s string, i int) int {
+	for _, t := range pemTypes {
+		if strings.HasPrefix(s[i:], t) && strings.HasPrefix(s[i+len(t):], pemLabel) {
+			return i + len(t) + len(pemLabel)
 		}
-		b.WriteString(repl)
-		last = loc[1]
+	}
+	return -1
+}
+
+// redactPEM replaces every private-key block with the private-key
+// placeholder. It finds what
+//
+//	-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----
+//
+// matches, left to right: the first header that has a footer after it, up
+// to the nearest footer. A header without a footer after it ends the scan,
+// since no later header has one either.
+func redactPEM(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		k := indexFrom(s, i, pemBegin)
+		if k < 0 {
+			break
+		}
+		h := pemLabelEnd(s, k+len(pemBegin))
+		if h < 0 {
+			i = k + 1
+			continue
+		}
+		e := -1
+		for j := h; e < 0; {
+			f := indexFrom(s, j, pemEnd)
+			if f < 0 {
+				break
+			}
+			e = pemLabelEnd(s, f+len(pemEnd))
+			j = f + 1
+		}
+		if e < 0 {
+			break
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:k])
+		b.WriteString(redactedPrivateKey)
+		last, i = e, e
 		*n++
+	}
+	if last == 0 {
+		return s
 	}
 	b.WriteString(s[last:])
 	return b.String()
 }
 
-// containsFoldASCII reports whether s contains lower, ASCII
-// case-insensitively.
-func containsFoldASCII(s, lower string) bool {
-	for _, first := range [2]byte{lower[0], lower[0] - 'a' + 'A'} {
-		for i := 0; ; i++ {
-			k := strings.IndexByte(s[i:], first)
-			if k < 0 {
-				break
-			}
-			i += k
-			if hasPrefixFoldASCII(s, i, lower) {
-				return true
-			}
+// isBearerTokenByte reports whether c may be part of a Bearer token:
+// [A-Za-z0-9._~+/=-].
+func isBearerTokenByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-'
+}
+
+// redactBearer replaces the token of every Bearer credential, keeping its
+// prefix. It finds what
+//
+//	\b([Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/=-]{8,}
+//
+// matches (\s being JavaScript's whitespace), left to right: a
+// word-bounded "bearer" in any ASCII case, all the whitespace after it (at
+// least one character), and all the token characters after that (at least
+// 8); neither run can give back a character to let the other match.
+func redactBearer(s string, n *int) string {
+	var b strings.Builder
+	last := 0
+	lower, upper := -2, -2 // the next 'b' and 'B' at or after i (-1: none left)
+	for i := 0; ; {
+		if lower != -1 && lower < i {
+			lower = nextByte(s, i, 'b')
 		}
+		if upper != -1 && upper < i {
+			upper = nextByte(s, i, 'B')
+		}
+		k := lower
+		if k < 0 || (upper >= 0 && upper < k) {
+			k = upper
+		}
+		if k < 0 {
+			break
+		}
+		i = k + 1
+		if !hasPrefixFoldASCII(s, k, "bearer") || (k > 0 && isWordByte(s[k-1])) {
+			continue
+		}
+		j := skipJSSpace(s, k+len("bearer"))
+		if j == k+len("bearer") {
+			continue
+		}
+		e := j
+		for e < len(s) && isBearerTokenByte(s[e]) {
+			e++
+		}
+		if e-j < 8 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.Grow(len(s))
+		}
+		b.WriteString(s[last:j])
+		b.WriteString(redactedToken)
+		last, i = e, e
+		*n++
 	}
-	return false
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // assignmentKeys are the secret names of key=value assignments, matched
