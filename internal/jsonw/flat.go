@@ -34,16 +34,41 @@ type Token struct {
 // object holds an array-index name or a repeated name, it is false and the
 // document should be read with Parse instead, which orders members.
 func Flatten(dst []Token, doc string) (toks []Token, ordered bool, err error) {
+	var f Flattener
+	return f.Flatten(dst, doc)
+}
+
+// A Flattener flattens documents as Flatten does, keeping its working
+// space (the names of the objects being read, the unescape buffer) from
+// one document to the next, so that flattening many documents allocates
+// little beyond the tokens. Its zero value is ready to use; it is not safe
+// for concurrent use, and it keeps no part of a document after Flatten
+// returns.
+type Flattener struct {
+	names   []string
+	scratch []byte
+}
+
+// Flatten is Flatten, using f's working space.
+func (f *Flattener) Flatten(dst []Token, doc string) (toks []Token, ordered bool, err error) {
 	// The scanner only reads its data, so viewing the (immutable) string as
 	// bytes is safe.
-	f := flattener{s: Scanner{data: unsafe.Slice(unsafe.StringData(doc), len(doc))}, doc: doc, toks: dst, ordered: true}
-	if err := f.value(0); err != nil {
+	fl := flattener{s: Scanner{data: unsafe.Slice(unsafe.StringData(doc), len(doc)), scratch: f.scratch}, doc: doc, toks: dst, ordered: true, names: f.names[:0]}
+	defer func() {
+		// The names are parts of doc: let go of them.
+		clear(fl.names[:cap(fl.names)])
+		f.names, f.scratch = fl.names[:0], fl.s.scratch
+		if cap(f.scratch) > maxKeptScratch {
+			f.scratch = nil
+		}
+	}()
+	if err := fl.value(0); err != nil {
 		return dst, false, err
 	}
-	if err := f.s.End(); err != nil {
+	if err := fl.s.End(); err != nil {
 		return dst, false, err
 	}
-	return f.toks, f.ordered, nil
+	return fl.toks, fl.ordered, nil
 }
 
 type flattener struct {
@@ -65,44 +90,11 @@ func (f *flattener) value(depth int) error {
 	}
 	switch k := s.Peek(); k {
 	case Object:
-		at := len(f.toks)
-		f.toks = append(f.toks, Token{Kind: Object})
-		empty, err := s.open(Object, '}')
-		if empty || err != nil {
-			return err
-		}
+		// The object's names are dropped from f.names when it is read.
 		base := len(f.names)
-		defer func() { f.names = f.names[:base] }()
-		var seen map[string]struct{}
-		for n := 1; ; n++ {
-			s.skipWS()
-			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-				return s.syntax("expected a member name")
-			}
-			name, err := f.str(Name)
-			if err != nil {
-				return err
-			}
-			if f.ordered {
-				f.checkName(name, base, &seen)
-			}
-			s.skipWS()
-			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-				return s.syntax("expected ':' after a member name")
-			}
-			s.pos++
-			if err := f.value(depth + 1); err != nil {
-				return err
-			}
-			more, err := s.more('}', "object")
-			if err != nil {
-				return err
-			}
-			if !more {
-				f.toks[at].N = n
-				return nil
-			}
-		}
+		err := f.object(depth, base)
+		f.names = f.names[:base]
+		return err
 	case Array:
 		at := len(f.toks)
 		f.toks = append(f.toks, Token{Kind: Array})
@@ -153,6 +145,48 @@ func (f *flattener) value(depth int) error {
 		return err
 	}
 	return s.expect(Null)
+}
+
+// object reads an object at the scanner's offset, whose names go after
+// f.names[base].
+func (f *flattener) object(depth, base int) error {
+	s := &f.s
+	at := len(f.toks)
+	f.toks = append(f.toks, Token{Kind: Object})
+	empty, err := s.open(Object, '}')
+	if empty || err != nil {
+		return err
+	}
+	var seen map[string]struct{}
+	for n := 1; ; n++ {
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return s.syntax("expected a member name")
+		}
+		name, err := f.str(Name)
+		if err != nil {
+			return err
+		}
+		if f.ordered {
+			f.checkName(name, base, &seen)
+		}
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return s.syntax("expected ':' after a member name")
+		}
+		s.pos++
+		if err := f.value(depth + 1); err != nil {
+			return err
+		}
+		more, err := s.more('}', "object")
+		if err != nil {
+			return err
+		}
+		if !more {
+			f.toks[at].N = n
+			return nil
+		}
+	}
 }
 
 // str reads the string literal at the scanner's offset as a token of kind
