@@ -378,26 +378,46 @@ func TestGoValuesEncodeLikeEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestConcurrentUse sanitises payloads of several shapes from several
+// goroutines at once, each result kept until all are done: the engine
+// reuses working space between calls, and no result may share it.
 func TestConcurrentUse(t *testing.T) {
 	e := mustEngine(t, DefaultConfig())
-	payload := raw(`{"messages":[{"role":"user","content":"[ds4:local-only]x[/ds4:local-only] sk-abcdefgh12"}],"metadata":{"sk-abcdefgh12":1,"sk-abcdefgh34":2}}`)
-	want, err := e.SanitizePayload("remote", payload)
-	if err != nil {
-		t.Fatal(err)
+	payloads := []any{
+		raw(`{"messages":[{"role":"user","content":"[ds4:local-only]x[/ds4:local-only] sk-abcdefgh12"}],"metadata":{"sk-abcdefgh12":1,"sk-abcdefgh34":2}}`),
+		raw(`{"metadata":{"[ds4:normal]a\u0062[/ds4:normal]":"-----BEGIN PRIVATE KEY-----k-----END PRIVATE KEY----- Bearer abcdefghij","2":"x","0":"y"}}`),
+		raw(`{"b":1,"a":2,"b":3,"prompt":"password: hunter22 and ghp_abcdefghijkl1234"}`),
+		map[string]any{"messages": []any{map[string]any{"role": "user", "content": "[ds4:internal]i[/ds4:internal] AKIA0123456789ABCDEF"}}},
 	}
+	want := make([]Result, len(payloads))
+	for i, p := range payloads {
+		var err error
+		if want[i], err = e.SanitizePayload("remote", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([][]Result, 8)
 	var wg sync.WaitGroup
-	for range 8 {
+	for g := range got {
 		wg.Go(func() {
-			for range 50 {
-				got, err := e.SanitizePayload("remote", payload)
-				if err != nil || string(got.Value) != string(want.Value) {
-					t.Error("concurrent result differs")
+			for i := range 60 {
+				r, err := e.SanitizePayload("remote", payloads[(g+i)%len(payloads)])
+				if err != nil {
+					t.Error(err)
 					return
 				}
+				got[g] = append(got[g], r)
 			}
 		})
 	}
 	wg.Wait()
+	for g, rs := range got {
+		for i, r := range rs {
+			if w := want[(g+i)%len(payloads)]; string(r.Value) != string(w.Value) || r.SecretRedactions != w.SecretRedactions {
+				t.Fatalf("goroutine %d, call %d: %s\nwant %s", g, i, r.Value, w.Value)
+			}
+		}
+	}
 }
 
 func TestZeroEngineFailsClosed(t *testing.T) {

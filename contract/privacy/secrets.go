@@ -1,8 +1,10 @@
 package privacy
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
@@ -21,13 +23,116 @@ const (
 // byte searches; the tests hold the regular expression each scan must
 // agree with (Go's regexp picks the match a backtracking engine picks, so
 // each is an exact model of the JavaScript pattern).
-func redactSecrets(s string) (string, int) {
-	n := 0
-	s = redactPEM(s, &n)
-	s = redactCredentials(s, &n)
-	s = redactBearer(s, &n)
-	s = redactAssignments(s, &n)
+//
+// The redacted text is built in bufs, two buffers written in turn so that
+// no pattern writes the buffer its input is in: it may be a view of one of
+// them, valid until they are next written; used records the most of each
+// that was written. With bufs nil, every copy is a buffer of its own.
+func redactSecrets(s string, bufs *[2][]byte, used *[2]int) (string, int) {
+	if len(s) <= shortText && !mayHoldSecret(s) {
+		return s, 0
+	}
+	var n int
+	in := -1 // the buffer s is in, if one
+	// The buffer the next pattern writes: the one s is not in.
+	next := func() *[]byte {
+		if bufs == nil {
+			return nil
+		}
+		if in == 0 {
+			return &bufs[1]
+		}
+		return &bufs[0]
+	}
+	// done notes that the pattern that wrote dst ran: s is in dst if it
+	// replaced something.
+	done := func(dst *[]byte, before int) {
+		if bufs != nil && n > before {
+			in = 0
+			if dst == &bufs[1] {
+				in = 1
+			}
+			used[in] = max(used[in], len(*dst))
+		}
+	}
+	dst, before := next(), n
+	s = redactPEM(s, &n, dst)
+	done(dst, before)
+	dst, before = next(), n
+	s = redactCredentials(s, &n, dst)
+	done(dst, before)
+	dst, before = next(), n
+	s = redactBearer(s, &n, dst)
+	done(dst, before)
+	dst, before = next(), n
+	s = redactAssignments(s, &n, dst)
+	done(dst, before)
 	return s, n
+}
+
+// rewriter builds the redacted copy of a text of size bytes: in *dst when
+// given (its contents are overwritten, and the copy is a view of it, valid
+// until *dst is next written), else in a buffer of its own.
+type rewriter struct {
+	dst  *[]byte
+	size int
+	b    []byte
+	on   bool
+}
+
+func (w *rewriter) start() {
+	if w.dst != nil {
+		w.b = (*w.dst)[:0]
+	}
+	w.b = slices.Grow(w.b, w.size)
+	w.on = true
+}
+
+func (w *rewriter) write(s string) {
+	if !w.on {
+		w.start()
+	}
+	w.b = append(w.b, s...)
+}
+
+func (w *rewriter) writeByte(c byte) {
+	if !w.on {
+		w.start()
+	}
+	w.b = append(w.b, c)
+}
+
+// finish returns s unchanged when nothing was written, else the copy with
+// s[last:] appended.
+func (w *rewriter) finish(s string, last int) string {
+	if !w.on {
+		return s
+	}
+	w.b = append(w.b, s[last:]...)
+	if w.dst != nil {
+		*w.dst = w.b
+	}
+	return unsafe.String(unsafe.SliceData(w.b), len(w.b))
+}
+
+// shortText is the length up to which a text is first checked in one pass
+// for a byte every secret needs, rather than searched pattern by pattern.
+const shortText = 64
+
+// secretBytes marks the bytes of which every secret holds one: the hyphens
+// of a PEM header and of "sk-", the K of "AKIA", the underscore of "gh?_",
+// the b of "bearer" in either case, the separator of an assignment.
+var secretBytes = [256]bool{'-': true, 'K': true, '_': true, 'b': true, 'B': true, ':': true, '=': true}
+
+// mayHoldSecret reports whether s holds one of the secretBytes: if not,
+// no secret pattern matches in it.
+func mayHoldSecret(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if secretBytes[s[i]] {
+			return true
+		}
+	}
+	return false
 }
 
 // PEM private-key blocks: a header, anything, and the nearest footer after
@@ -59,8 +164,8 @@ func pemLabelEnd(s string, i int) int {
 // matches, left to right: the first header that has a footer after it, up
 // to the nearest footer. A header without a footer after it ends the scan,
 // since no later header has one either.
-func redactPEM(s string, n *int) string {
-	var b strings.Builder
+func redactPEM(s string, n *int, dst *[]byte) string {
+	b := rewriter{dst: dst, size: len(s)}
 	last := 0
 	for i := 0; ; {
 		k := indexFrom(s, i, pemBegin)
@@ -84,19 +189,12 @@ func redactPEM(s string, n *int) string {
 		if e < 0 {
 			break
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:k])
-		b.WriteString(redactedPrivateKey)
+		b.write(s[last:k])
+		b.write(redactedPrivateKey)
 		last, i = e, e
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // isBearerTokenByte reports whether c may be part of a Bearer token:
@@ -114,8 +212,8 @@ func isBearerTokenByte(c byte) bool {
 // word-bounded "bearer" in any ASCII case, all the whitespace after it (at
 // least one character), and all the token characters after that (at least
 // 8); neither run can give back a character to let the other match.
-func redactBearer(s string, n *int) string {
-	var b strings.Builder
+func redactBearer(s string, n *int, dst *[]byte) string {
+	b := rewriter{dst: dst, size: len(s)}
 	last := 0
 	lower, upper := -2, -2 // the next 'b' and 'B' at or after i (-1: none left)
 	for i := 0; ; {
@@ -147,19 +245,12 @@ func redactBearer(s string, n *int) string {
 		if e-j < 8 {
 			continue
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:j])
-		b.WriteString(redactedToken)
+		b.write(s[last:j])
+		b.write(redactedToken)
 		last, i = e, e
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // assignmentKeys are the secret names of key=value assignments, matched
@@ -222,8 +313,8 @@ func secretValueEnd(s string, i int) (int, int) {
 // exactly one name can end before a given separator, and no name starts
 // inside another at a word boundary, so this finds the matches a
 // left-to-right search for names finds, in the same order.
-func redactAssignments(s string, n *int) string {
-	var b strings.Builder
+func redactAssignments(s string, n *int, dst *[]byte) string {
+	b := rewriter{dst: dst, size: len(s)}
 	last := 0
 	colon, equals := strings.IndexByte(s, ':'), strings.IndexByte(s, '=')
 	for {
@@ -276,22 +367,15 @@ func redactAssignments(s string, n *int) string {
 			}
 			after++
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:j])
-		b.WriteString(redactedSecret)
+		b.write(s[last:j])
+		b.write(redactedSecret)
 		if quote != 0 {
-			b.WriteByte(quote)
+			b.writeByte(quote)
 		}
 		last = after
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // nextByte returns the offset of the first c in s at or after from, or -1.
@@ -384,8 +468,8 @@ func atWordBoundary(s string, i int) bool {
 // placeholder, scanning left to right and resuming after each match. Only
 // a position where "sk-", "gh?_" or "AKIA" starts can begin a credential,
 // so the scan jumps from one such anchor to the next.
-func redactCredentials(s string, n *int) string {
-	var b strings.Builder
+func redactCredentials(s string, n *int, dst *[]byte) string {
+	b := rewriter{dst: dst, size: len(s)}
 	last := 0
 	a := credentialAnchors{s: s, sk: -2, gh: -2, akia: -2}
 	for i := a.next(0); i >= 0; i = a.next(i) {
@@ -398,20 +482,13 @@ func redactCredentials(s string, n *int) string {
 			i++
 			continue
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:i])
-		b.WriteString(redactedCredential)
+		b.write(s[last:i])
+		b.write(redactedCredential)
 		last = e
 		i = e
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // credentialAnchors finds the anchors of credentials in s: the offsets
@@ -427,26 +504,19 @@ type credentialAnchors struct {
 // go back: from never decreases.
 func (a *credentialAnchors) next(from int) int {
 	s := a.s
+	// Each anchor is found by its rarest byte: "sk-" by its hyphen, two
+	// bytes in; "AKIA" by its K, one byte in; "gh?_" by its underscore,
+	// three bytes in.
 	if a.sk != -1 && a.sk < from {
-		a.sk = indexFrom(s, from, "sk-")
+		a.sk = anchorBy(s, from, '-', 2, func(i int) bool { return s[i] == 's' && s[i+1] == 'k' })
 	}
 	if a.akia != -1 && a.akia < from {
-		a.akia = indexFrom(s, from, "AKIA")
+		a.akia = anchorBy(s, from, 'K', 1, func(i int) bool { return s[i] == 'A' && strings.HasPrefix(s[i+2:], "IA") })
 	}
 	if a.gh != -1 && a.gh < from {
-		// A gh?_ anchor is found by its underscore, three bytes in.
-		a.gh = -1
-		for j := from + 3; j < len(s); j++ {
-			k := strings.IndexByte(s[j:], '_')
-			if k < 0 {
-				break
-			}
-			j += k
-			if i := j - 3; s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 {
-				a.gh = i
-				break
-			}
-		}
+		a.gh = anchorBy(s, from, '_', 3, func(i int) bool {
+			return s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0
+		})
 	}
 	best := -1
 	for _, i := range [3]int{a.sk, a.gh, a.akia} {
@@ -455,6 +525,22 @@ func (a *credentialAnchors) next(from int) int {
 		}
 	}
 	return best
+}
+
+// anchorBy returns the first offset i at or after from where c is at
+// s[i+at] and ok(i) holds, or -1.
+func anchorBy(s string, from int, c byte, at int, ok func(i int) bool) int {
+	for j := from + at; j < len(s); j++ {
+		k := strings.IndexByte(s[j:], c)
+		if k < 0 {
+			return -1
+		}
+		j += k
+		if ok(j - at) {
+			return j - at
+		}
+	}
+	return -1
 }
 
 // indexFrom returns the offset of the first sub in s at or after from, or

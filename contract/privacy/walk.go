@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/jsstring"
@@ -23,8 +26,17 @@ const (
 	keyContent
 )
 
+// longestKey is the length of the longest structural or content key,
+// system_instruction.
+const longestKey = 18
+
 // classifyKey classifies a key, compared lower-cased.
 func classifyKey(name string) keyClass {
+	// Lower-casing shrinks a character by at most a factor of 3 (the
+	// Kelvin sign to k): a longer name is no key of the lists.
+	if len(name) > 3*longestKey {
+		return keyOther
+	}
 	switch jsstring.Lower(name) {
 	case "api", "id", "model", "name", "role", "stopreason", "stop_reason", "toolcallid", "tool_call_id", "type":
 		return keyStructural
@@ -57,6 +69,9 @@ type floorState struct {
 	pairs   []pair
 	next    []int32 // findPairs' scratch
 	strings int     // strings scanned so far: the index of the next one
+	// marked has a bit set for each token (by index) that is a string or
+	// a member name holding a marker, once of has run.
+	marked []uint64
 }
 
 func (f *floorState) raise(cs ...Classification) {
@@ -134,6 +149,14 @@ func (f *floorState) finish() Classification {
 // member names are left out, as the TypeScript kit's floor leaves them.
 func markerFloor(toks []jsonw.Token, names bool) Classification {
 	var f floorState
+	return f.of(toks, names)
+}
+
+// of is markerFloor, using f's working space; f must be fresh or reset.
+// It also records in f.marked which strings and names hold a marker.
+func (f *floorState) of(toks []jsonw.Token, names bool) Classification {
+	f.marked = slices.Grow(f.marked[:0], (len(toks)+63)/64)[:(len(toks)+63)/64]
+	clear(f.marked)
 	for i := range toks {
 		switch t := &toks[i]; t.Kind {
 		case jsonw.String:
@@ -141,35 +164,117 @@ func markerFloor(toks []jsonw.Token, names bool) Classification {
 		case jsonw.Name:
 			if names {
 				f.name(t.Text)
+			} else {
+				f.markers = findMarkers(f.markers[:0], t.Text)
 			}
+		default:
+			continue
+		}
+		// value and name leave the token's markers in f.markers.
+		if len(f.markers) > 0 {
+			f.marked[i/64] |= 1 << (i % 64)
 		}
 	}
 	return f.finish()
+}
+
+// isMarked reports whether token i holds a marker, by marked as of
+// records it.
+func isMarked(marked []uint64, i int) bool { return marked[i/64]&(1<<(i%64)) != 0 }
+
+// work is the working space of one sanitisation: the tokens, the floor's
+// and the walker's. It is kept in a pool between sanitisations, so that
+// sanitising many payloads allocates little beyond each result; release
+// lets go of everything that refers to a payload before it goes back.
+type work struct {
+	walker
+	floor floorState
+	flat  jsonw.Flattener
+	doc   []byte // the engine's copy of a payload given as JSON
+}
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+// maxKeptTokens and maxKeptText bound the token buffer and the text
+// buffer a released work keeps: a huge payload's are left to the
+// collector.
+const (
+	maxKeptTokens = 1 << 16
+	maxKeptText   = 64 << 10
+	maxKeptDoc    = 4 << 20
+)
+
+func getWork() *work { return workPool.Get().(*work) }
+
+// release resets w and puts it back in the pool.
+func (w *work) release() {
+	w.reset()
+	workPool.Put(w)
+}
+
+// reset readies w for another sanitisation. The tokens and names refer to
+// the payload, and the sanitiser's buffer holds its text: the parts of
+// them this sanitisation used are cleared (the rest already is); the
+// result (w.out) belongs to the caller and is let go of.
+func (w *work) reset() {
+	clear(w.toks)
+	toks := w.toks
+	if cap(toks) > maxKeptTokens {
+		toks = nil
+	}
+	names := w.names[:cap(w.names)]
+	clear(names)
+	clear(w.buf[:w.used])
+	buf := w.buf
+	if cap(buf) > maxKeptText {
+		buf = nil
+	}
+	var secret [2][]byte
+	for i, b := range w.secret {
+		clear(b[:w.secretUsed[i]])
+		if cap(b) <= maxKeptText {
+			secret[i] = b[:0]
+		}
+	}
+	clear(w.doc)
+	doc := w.doc[:0]
+	if cap(doc) > maxKeptDoc {
+		doc = nil
+	}
+	*w = work{
+		walker: walker{toks: toks[:0], names: names[:0], spans: w.spans[:0],
+			sanitizer: sanitizer{markers: w.markers[:0], pairs: w.pairs[:0], next: w.sanitizer.next, buf: buf[:0], secret: secret}},
+		floor: floorState{open: w.floor.open[:0], markers: w.floor.markers[:0], pairs: w.floor.pairs[:0], next: w.floor.next, marked: w.floor.marked[:0]},
+		flat:  w.flat,
+		doc:   doc,
+	}
 }
 
 // walker sanitises a flattened payload and writes the result as
 // JSON.stringify writes it, in one pass over the tokens.
 type walker struct {
 	sanitizer
-	st    textStats
-	toks  []jsonw.Token
-	next  int    // the token to read next
-	out   []byte // the JSON written so far
-	names []string
-	spans []int
+	st     textStats
+	toks   []jsonw.Token
+	marked []uint64 // which tokens hold a marker (floorState.marked)
+	next   int      // the token to read next
+	out    []byte   // the JSON written so far
+	names  []string
+	spans  []int
 }
 
 // value sanitises and writes the next value. key classifies the member
 // name it is the value of (array items inherit their array's); ctx
 // reports content context.
 func (w *walker) value(key keyClass, ctx bool) {
-	t := &w.toks[w.next]
+	i := w.next
+	t := &w.toks[i]
 	w.next++
 	switch t.Kind {
 	case jsonw.String:
 		s := t.Text
-		if (ctx && key != keyStructural) || hasMarker(s) {
-			s = w.text(s, &w.st)
+		if marked := isMarked(w.marked, i); (ctx && key != keyStructural) || marked {
+			s = w.text(s, marked, &w.st)
 		}
 		w.str(s, t)
 	case kindBinary:
@@ -222,12 +327,17 @@ func (w *walker) object(n int, ctx bool) {
 	base := len(w.names)
 	var taken map[string]struct{} // built once a name has changed
 	for idx := range n {
-		nt := &w.toks[w.next]
+		ni := w.next
+		nt := &w.toks[ni]
 		w.next++
 		kc := classifyKey(nt.Text)
 		name := nt.Text
-		if (ctx && kc == keyOther) || hasMarker(name) {
-			name = w.text(name, &w.st)
+		if marked := isMarked(w.marked, ni); (ctx && kc == keyOther) || marked {
+			// The name is kept until the object is written: a copy, not a
+			// view of the sanitiser's buffers.
+			if name = w.text(name, marked, &w.st); unsafe.StringData(name) != unsafe.StringData(nt.Text) {
+				name = strings.Clone(name)
+			}
 		}
 		if taken == nil && name != nt.Text {
 			taken = make(map[string]struct{}, n)
