@@ -29,8 +29,11 @@ const (
 // them, valid until they are next written; used records the most of each
 // that was written. With bufs nil, every copy is a buffer of its own.
 func redactSecrets(s string, bufs *[2][]byte, used *[2]int) (string, int) {
-	if len(s) <= shortText && !mayHoldSecret(s) {
-		return s, 0
+	var anchors uint8 = anyAnchor
+	if len(s) <= shortText {
+		if anchors = secretAnchors(s); anchors == 0 {
+			return s, 0
+		}
 	}
 	var n int
 	in := -1 // the buffer s is in, if one
@@ -55,18 +58,28 @@ func redactSecrets(s string, bufs *[2][]byte, used *[2]int) (string, int) {
 			used[in] = max(used[in], len(*dst))
 		}
 	}
-	dst, before := next(), n
-	s = redactPEM(s, &n, dst)
-	done(dst, before)
-	dst, before = next(), n
-	s = redactCredentials(s, &n, dst)
-	done(dst, before)
-	dst, before = next(), n
-	s = redactBearer(s, &n, dst)
-	done(dst, before)
-	dst, before = next(), n
-	s = redactAssignments(s, &n, dst)
-	done(dst, before)
+	// A pattern runs when s holds one of its anchors; no replacement text
+	// holds one another pattern could complete.
+	if anchors&anchorHyphen != 0 {
+		dst, before := next(), n
+		s = redactPEM(s, &n, dst)
+		done(dst, before)
+	}
+	if anchors&(anchorHyphen|anchorK|anchorUnderscore) != 0 {
+		dst, before := next(), n
+		s = redactCredentials(s, &n, dst)
+		done(dst, before)
+	}
+	if anchors&anchorB != 0 {
+		dst, before := next(), n
+		s = redactBearer(s, &n, dst)
+		done(dst, before)
+	}
+	if anchors&anchorSeparator != 0 {
+		dst, before := next(), n
+		s = redactAssignments(s, &n, dst)
+		done(dst, before)
+	}
 	return s, n
 }
 
@@ -119,20 +132,28 @@ func (w *rewriter) finish(s string, last int) string {
 // for a byte every secret needs, rather than searched pattern by pattern.
 const shortText = 64
 
-// secretBytes marks the bytes of which every secret holds one: the hyphens
-// of a PEM header and of "sk-", the K of "AKIA", the underscore of "gh?_",
-// the b of "bearer" in either case, the separator of an assignment.
-var secretBytes = [256]bool{'-': true, 'K': true, '_': true, 'b': true, 'B': true, ':': true, '=': true}
+// The anchors of the secret patterns: bytes of which every match holds
+// one. A PEM block holds hyphens; a credential the hyphen of "sk-", the K
+// of "AKIA" or the underscore of "gh?_"; a Bearer token the b of "bearer"
+// in either case; an assignment its separator.
+const (
+	anchorHyphen = 1 << iota
+	anchorK
+	anchorUnderscore
+	anchorB
+	anchorSeparator
+	anyAnchor = anchorHyphen | anchorK | anchorUnderscore | anchorB | anchorSeparator
+)
 
-// mayHoldSecret reports whether s holds one of the secretBytes: if not,
-// no secret pattern matches in it.
-func mayHoldSecret(s string) bool {
+var secretBytes = [256]uint8{'-': anchorHyphen, 'K': anchorK, '_': anchorUnderscore, 'b': anchorB, 'B': anchorB, ':': anchorSeparator, '=': anchorSeparator}
+
+// secretAnchors returns the anchors s holds, in one pass.
+func secretAnchors(s string) uint8 {
+	var m uint8
 	for i := 0; i < len(s); i++ {
-		if secretBytes[s[i]] {
-			return true
-		}
+		m |= secretBytes[s[i]]
 	}
-	return false
+	return m
 }
 
 // PEM private-key blocks: a header, anything, and the nearest footer after

@@ -242,7 +242,7 @@ func (w *work) reset() {
 		doc = nil
 	}
 	*w = work{
-		walker: walker{toks: toks[:0], names: names[:0], spans: w.spans[:0],
+		walker: walker{toks: toks[:0], names: names[:0], spans: w.spans[:0], nameToks: w.nameToks[:0],
 			sanitizer: sanitizer{markers: w.markers[:0], pairs: w.pairs[:0], next: w.sanitizer.next, buf: buf[:0], secret: secret}},
 		floor: floorState{open: w.floor.open[:0], markers: w.floor.markers[:0], pairs: w.floor.pairs[:0], next: w.floor.next, marked: w.floor.marked[:0]},
 		flat:  w.flat,
@@ -259,8 +259,12 @@ type walker struct {
 	marked []uint64 // which tokens hold a marker (floorState.marked)
 	next   int      // the token to read next
 	out    []byte   // the JSON written so far
-	names  []string
-	spans  []int
+	// The objects being written, outermost first: each member's offset
+	// in out and name token, and the names written from an object's first
+	// changed one on.
+	spans    []int
+	nameToks []int
+	names    []string
 }
 
 // value sanitises and writes the next value. key classifies the member
@@ -320,11 +324,12 @@ func (w *walker) str(s string, t *jsonw.Token) {
 // ctx. A name that collides with an earlier one after sanitising gets
 // "_<index>" appended until it is unique; when a sanitised name is an
 // array index, the members written are put back in JavaScript property
-// order.
+// order. Until a name changes, the names are read from the tokens; from
+// the first change on, the names written are kept in w.names.
 func (w *walker) object(n int, ctx bool) {
 	start := len(w.out)
 	w.out = append(w.out, '{')
-	base := len(w.names)
+	base, baseNames := len(w.spans), len(w.names)
 	var taken map[string]struct{} // built once a name has changed
 	for idx := range n {
 		ni := w.next
@@ -341,8 +346,8 @@ func (w *walker) object(n int, ctx bool) {
 		}
 		if taken == nil && name != nt.Text {
 			taken = make(map[string]struct{}, n)
-			for _, o := range w.names[base:] {
-				taken[o] = struct{}{}
+			for _, t := range w.nameToks[base:] {
+				taken[w.toks[t].Text] = struct{}{}
 			}
 		}
 		if taken != nil {
@@ -352,21 +357,27 @@ func (w *walker) object(n int, ctx bool) {
 				_, dup = taken[name]
 			}
 			taken[name] = struct{}{}
+			w.names = append(w.names, name)
 		}
-		w.names = append(w.names, name)
 		if idx > 0 {
 			w.out = append(w.out, ',')
 		}
 		w.spans = append(w.spans, len(w.out))
+		w.nameToks = append(w.nameToks, ni)
 		w.str(name, nt)
 		w.out = append(w.out, ':')
 		w.value(kc, ctx || kc == keyContent)
 	}
 	w.out = append(w.out, '}')
 	if taken != nil {
-		w.order(start, w.names[base:], w.spans[base:])
+		names := w.names[baseNames:]
+		all := make([]string, 0, n)
+		for _, t := range w.nameToks[base : len(w.spans)-len(names)] {
+			all = append(all, w.toks[t].Text)
+		}
+		w.order(start, append(all, names...), w.spans[base:])
 	}
-	w.names, w.spans = w.names[:base], w.spans[:base]
+	w.spans, w.nameToks, w.names = w.spans[:base], w.nameToks[:base], w.names[:baseNames]
 }
 
 // order puts the members of the object written at w.out[start:] in
