@@ -161,15 +161,20 @@ func (e *Engine) sanitizeWith(ws *work, dest Destination, mask classMask, payloa
 	// The payload is read once into tokens; the floor is a pass over
 	// their strings, and the sanitised JSON is written in one more pass.
 	// The output is about as long as the input JSON, when that is known.
-	w := &ws.walker
+	// The walker and the floor work on copies on the stack (writing their
+	// slices there costs no write barrier) and go back to ws for reuse.
+	w := ws.walker
+	defer func() { ws.walker = w }()
 	w.toks, w.out = toks, make([]byte, 0, size+size/16)
 	if !e.enabled {
 		w.write()
 		return Result{Value: w.out, Classification: e.def, Destination: dest}, nil
 	}
 	w.allowed, w.redact = mask, e.redact && dest == Remote
-	w.def = Max(e.def, ws.floor.of(toks, !e.valuesOnly))
-	w.marked = ws.floor.marked
+	fl := ws.floor
+	w.def = Max(e.def, fl.of(toks, !e.valuesOnly))
+	ws.floor = fl
+	w.marked = fl.marked
 	w.st.class = w.def
 	w.value(keyOther, false)
 	return Result{

@@ -37,95 +37,77 @@ func redactSecrets(s string, bufs *[2][]byte, used *[2]int) (string, int) {
 	}
 	var n int
 	in := -1 // the buffer s is in, if one
-	// The buffer the next pattern writes: the one s is not in.
-	next := func() *[]byte {
-		if bufs == nil {
-			return nil
-		}
-		if in == 0 {
-			return &bufs[1]
-		}
-		return &bufs[0]
+	var scratch [2][]byte
+	if bufs != nil {
+		scratch = *bufs
 	}
-	// done notes that the pattern that wrote dst ran: s is in dst if it
-	// replaced something.
-	done := func(dst *[]byte, before int) {
-		if bufs != nil && n > before {
-			in = 0
-			if dst == &bufs[1] {
-				in = 1
+	// run runs one pattern, writing the buffer s is not in; s is then in
+	// that buffer if the pattern replaced something.
+	run := func(redact func(string, *int, []byte) (string, []byte)) {
+		k := 0
+		if in == 0 {
+			k = 1
+		}
+		before := n
+		var out []byte
+		if s, out = redact(s, &n, scratch[k]); n > before {
+			in, scratch[k] = k, out
+			if used != nil {
+				used[k] = max(used[k], len(out))
 			}
-			used[in] = max(used[in], len(*dst))
 		}
 	}
 	// A pattern runs when s holds one of its anchors; no replacement text
 	// holds one another pattern could complete.
 	if anchors&anchorHyphen != 0 {
-		dst, before := next(), n
-		s = redactPEM(s, &n, dst)
-		done(dst, before)
+		run(redactPEM)
 	}
 	if anchors&(anchorHyphen|anchorK|anchorUnderscore) != 0 {
-		dst, before := next(), n
-		s = redactCredentials(s, &n, dst)
-		done(dst, before)
+		run(redactCredentials)
 	}
 	if anchors&anchorB != 0 {
-		dst, before := next(), n
-		s = redactBearer(s, &n, dst)
-		done(dst, before)
+		run(redactBearer)
 	}
 	if anchors&anchorSeparator != 0 {
-		dst, before := next(), n
-		s = redactAssignments(s, &n, dst)
-		done(dst, before)
+		run(redactAssignments)
+	}
+	if bufs != nil {
+		*bufs = scratch
 	}
 	return s, n
 }
 
-// rewriter builds the redacted copy of a text of size bytes: in *dst when
-// given (its contents are overwritten, and the copy is a view of it, valid
-// until *dst is next written), else in a buffer of its own.
+// rewriter builds the redacted copy of a text of size bytes in buf,
+// whose contents it overwrites (nil: a buffer of its own); the copy
+// finish returns is a view of the buffer, valid until it is next written.
 type rewriter struct {
-	dst  *[]byte
+	buf  []byte
 	size int
-	b    []byte
 	on   bool
-}
-
-func (w *rewriter) start() {
-	if w.dst != nil {
-		w.b = (*w.dst)[:0]
-	}
-	w.b = slices.Grow(w.b, w.size)
-	w.on = true
 }
 
 func (w *rewriter) write(s string) {
 	if !w.on {
-		w.start()
+		w.buf, w.on = slices.Grow(w.buf[:0], w.size), true
 	}
-	w.b = append(w.b, s...)
+	w.buf = append(w.buf, s...)
 }
 
 func (w *rewriter) writeByte(c byte) {
 	if !w.on {
-		w.start()
+		w.buf, w.on = slices.Grow(w.buf[:0], w.size), true
 	}
-	w.b = append(w.b, c)
+	w.buf = append(w.buf, c)
 }
 
 // finish returns s unchanged when nothing was written, else the copy with
-// s[last:] appended.
-func (w *rewriter) finish(s string, last int) string {
+// s[last:] appended; and the buffer, grown or not.
+func (w *rewriter) finish(s string, last int) (string, []byte) {
 	if !w.on {
-		return s
+		return s, w.buf
 	}
-	w.b = append(w.b, s[last:]...)
-	if w.dst != nil {
-		*w.dst = w.b
-	}
-	return unsafe.String(unsafe.SliceData(w.b), len(w.b))
+	w.buf = append(w.buf, s[last:]...)
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf)), w.buf
 }
 
 // shortText is the length up to which a text is first checked in one pass
@@ -185,8 +167,8 @@ func pemLabelEnd(s string, i int) int {
 // matches, left to right: the first header that has a footer after it, up
 // to the nearest footer. A header without a footer after it ends the scan,
 // since no later header has one either.
-func redactPEM(s string, n *int, dst *[]byte) string {
-	b := rewriter{dst: dst, size: len(s)}
+func redactPEM(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	for i := 0; ; {
 		k := indexFrom(s, i, pemBegin)
@@ -233,8 +215,8 @@ func isBearerTokenByte(c byte) bool {
 // word-bounded "bearer" in any ASCII case, all the whitespace after it (at
 // least one character), and all the token characters after that (at least
 // 8); neither run can give back a character to let the other match.
-func redactBearer(s string, n *int, dst *[]byte) string {
-	b := rewriter{dst: dst, size: len(s)}
+func redactBearer(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	lower, upper := -2, -2 // the next 'b' and 'B' at or after i (-1: none left)
 	for i := 0; ; {
@@ -334,8 +316,8 @@ func secretValueEnd(s string, i int) (int, int) {
 // exactly one name can end before a given separator, and no name starts
 // inside another at a word boundary, so this finds the matches a
 // left-to-right search for names finds, in the same order.
-func redactAssignments(s string, n *int, dst *[]byte) string {
-	b := rewriter{dst: dst, size: len(s)}
+func redactAssignments(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	colon, equals := strings.IndexByte(s, ':'), strings.IndexByte(s, '=')
 	for {
@@ -489,8 +471,8 @@ func atWordBoundary(s string, i int) bool {
 // placeholder, scanning left to right and resuming after each match. Only
 // a position where "sk-", "gh?_" or "AKIA" starts can begin a credential,
 // so the scan jumps from one such anchor to the next.
-func redactCredentials(s string, n *int, dst *[]byte) string {
-	b := rewriter{dst: dst, size: len(s)}
+func redactCredentials(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	a := credentialAnchors{s: s, sk: -2, gh: -2, akia: -2}
 	for i := a.next(0); i >= 0; i = a.next(i) {
