@@ -45,7 +45,7 @@ func Flatten(dst []Token, doc string) (toks []Token, ordered bool, err error) {
 // for concurrent use, and it keeps no part of a document after Flatten
 // returns.
 type Flattener struct {
-	names   []string
+	names   []int
 	scratch []byte
 }
 
@@ -55,8 +55,6 @@ func (f *Flattener) Flatten(dst []Token, doc string) (toks []Token, ordered bool
 	// bytes is safe.
 	fl := flattener{s: Scanner{data: unsafe.Slice(unsafe.StringData(doc), len(doc)), scratch: f.scratch}, doc: doc, toks: dst, ordered: true, names: f.names[:0]}
 	defer func() {
-		// The names are parts of doc: let go of them.
-		clear(fl.names[:cap(fl.names)])
 		f.names, f.scratch = fl.names[:0], fl.s.scratch
 		if cap(f.scratch) > maxKeptScratch {
 			f.scratch = nil
@@ -76,7 +74,10 @@ type flattener struct {
 	doc     string
 	toks    []Token
 	ordered bool
-	names   []string // names of the objects being read, outermost first
+	// names holds the name tokens (indexes into toks) of the objects being
+	// read, outermost first: indexes rather than the names themselves, so
+	// that keeping them stores no pointer.
+	names []int
 }
 
 // maxLinearNames is the size up to which an object's names are checked for
@@ -168,7 +169,7 @@ func (f *flattener) object(depth, base int) error {
 			return err
 		}
 		if f.ordered {
-			f.checkName(name, base, &seen)
+			f.checkName(name, len(f.toks)-1, base, &seen)
 		}
 		s.skipWS()
 		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
@@ -211,9 +212,10 @@ func (f *flattener) str(k Kind) (string, error) {
 	return t.Text, nil
 }
 
-// checkName clears f.ordered when name is an array index or repeats a
-// name of the object whose names start at f.names[base].
-func (f *flattener) checkName(name string, base int, seen *map[string]struct{}) {
+// checkName clears f.ordered when name, the text of token at, is an array
+// index or repeats a name of the object whose names start at
+// f.names[base].
+func (f *flattener) checkName(name string, at, base int, seen *map[string]struct{}) {
 	if _, ok := ArrayIndex(name); ok {
 		f.ordered = false
 		return
@@ -226,16 +228,16 @@ func (f *flattener) checkName(name string, base int, seen *map[string]struct{}) 
 		return
 	}
 	for _, n := range f.names[base:] {
-		if n == name {
+		if f.toks[n].Text == name {
 			f.ordered = false
 			return
 		}
 	}
-	f.names = append(f.names, name)
+	f.names = append(f.names, at)
 	if len(f.names)-base > maxLinearNames {
 		*seen = make(map[string]struct{}, 2*maxLinearNames)
 		for _, n := range f.names[base:] {
-			(*seen)[n] = struct{}{}
+			(*seen)[f.toks[n].Text] = struct{}{}
 		}
 	}
 }
