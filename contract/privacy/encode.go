@@ -93,7 +93,7 @@ func flattenTree(dst []jsonw.Token, v jsonw.Value) ([]jsonw.Token, error) {
 	case jsonw.Object:
 		dst = append(dst, jsonw.Token{Kind: jsonw.Object, N: len(v.Members)})
 		for _, m := range v.Members {
-			dst = append(dst, jsonw.Token{Kind: jsonw.Name, Text: m.Name})
+			dst = append(dst, jsonw.Token{Kind: jsonw.Name, Text: m.Name, Bracket: strings.IndexByte(m.Name, '[') >= 0})
 			if dst, err = flattenTree(dst, m.Value); err != nil {
 				return dst, err
 			}
@@ -118,7 +118,7 @@ func flattenTree(dst []jsonw.Token, v jsonw.Value) ([]jsonw.Token, error) {
 		}
 		return append(dst, jsonw.Token{Kind: jsonw.Number, Text: lit}), nil
 	case jsonw.String, kindBinary:
-		return append(dst, jsonw.Token{Kind: v.Kind, Text: v.Str}), nil
+		return append(dst, jsonw.Token{Kind: v.Kind, Text: v.Str, Bracket: strings.IndexByte(v.Str, '[') >= 0}), nil
 	case jsonw.Bool:
 		return append(dst, jsonw.Token{Kind: jsonw.Bool, Text: strconv.FormatBool(v.Bool)}), nil
 	case jsonw.Null:

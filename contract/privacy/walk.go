@@ -158,15 +158,16 @@ func (f *floorState) of(toks []jsonw.Token, names bool) Classification {
 	f.marked = slices.Grow(f.marked[:0], (len(toks)+63)/64)[:(len(toks)+63)/64]
 	clear(f.marked)
 	for i := range toks {
-		switch t := &toks[i]; t.Kind {
-		case jsonw.String:
+		switch t := &toks[i]; {
+		case t.Kind == jsonw.String && !t.Bracket:
+			f.strings++ // no marker starts without a '['
+			continue
+		case t.Kind == jsonw.String:
 			f.value(t.Text)
-		case jsonw.Name:
-			if names {
-				f.name(t.Text)
-			} else {
-				f.markers = findMarkers(f.markers[:0], t.Text)
-			}
+		case t.Kind == jsonw.Name && t.Bracket && names:
+			f.name(t.Text)
+		case t.Kind == jsonw.Name && t.Bracket:
+			f.markers = findMarkers(f.markers[:0], t.Text)
 		default:
 			continue
 		}
@@ -311,13 +312,16 @@ func (w *walker) value(key keyClass, ctx bool) {
 // its text unchanged and the literal held no escape, else s written as
 // JSON.stringify writes it.
 func (w *walker) str(s string, t *jsonw.Token) {
+	// One store of w.out per string (each store of a pointer costs a
+	// write barrier while the collector marks).
+	out := w.out
 	if t.Verbatim && s == t.Text {
-		w.out = append(w.out, '"')
-		w.out = append(w.out, s...)
-		w.out = append(w.out, '"')
+		out = append(out, '"')
+		out = append(out, s...)
+		w.out = append(out, '"')
 		return
 	}
-	w.out = jsonw.AppendString(w.out, s)
+	w.out = jsonw.AppendString(out, s)
 }
 
 // object sanitises and writes an object of n members in content context

@@ -1,6 +1,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"strconv"
 	"unsafe"
 )
@@ -17,6 +18,9 @@ type Token struct {
 	// document is '"' + Text + '"': it held no escape, so the literal is
 	// already written as JSON.stringify writes Text.
 	Verbatim bool
+	// Bracket is set on a String or Name whose text holds a '[', so that a
+	// reader looking for bracketed tags can pass over the others.
+	Bracket bool
 	// N is the number of members of an Object or items of an Array.
 	N int
 	// Text is the decoded text of a String or Name, the literal JavaScript
@@ -199,7 +203,7 @@ func (f *flattener) str(k Kind) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := Token{Kind: k}
+	t := Token{Kind: k, Bracket: bytes.IndexByte(b, '[') >= 0}
 	if s.pos-1-start == len(b) {
 		// The literal's content is as long as its text: it held no escape
 		// (every escape is longer than what it stands for), and b is the
