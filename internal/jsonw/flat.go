@@ -1,7 +1,6 @@
 package jsonw
 
 import (
-	"bytes"
 	"strconv"
 	"unsafe"
 )
@@ -203,7 +202,7 @@ func (f *flattener) str(k Kind) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := Token{Kind: k, Bracket: bytes.IndexByte(b, '[') >= 0}
+	t := Token{Kind: k, Bracket: s.bracket}
 	if s.pos-1-start == len(b) {
 		// The literal's content is as long as its text: it held no escape
 		// (every escape is longer than what it stands for), and b is the
