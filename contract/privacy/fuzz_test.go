@@ -14,6 +14,9 @@ import (
 
 const fuzzProbe = "QZXJPROBEQZXJ"
 
+// hasMarker reports whether s contains an unescaped marker.
+func hasMarker(s string) bool { return len(findMarkers(nil, s)) > 0 }
+
 // FuzzSanitizeNeverLeaksLocalOnly checks the engine's central promise: text
 // inside a [ds4:local-only] pair in a content string never reaches a remote
 // provider, whatever surrounds it (arbitrary JSON next to it, arbitrary text

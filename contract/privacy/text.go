@@ -44,7 +44,7 @@ type sanitizer struct {
 func (z *sanitizer) allows(c Classification) bool { return z.allowed[c.Rank()] }
 
 // text sanitises one string and records the outcome in st; marked says
-// whether s holds a marker (hasMarker). The string it returns may be a
+// whether s holds a marker (the floor pass records which strings do). The string it returns may be a
 // view of z.buf, valid until the next call: a caller that keeps it copies
 // it.
 func (z *sanitizer) text(s string, marked bool, st *textStats) string {

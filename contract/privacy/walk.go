@@ -196,9 +196,9 @@ type work struct {
 
 var workPool = sync.Pool{New: func() any { return new(work) }}
 
-// maxKeptTokens and maxKeptText bound the token buffer and the text
-// buffer a released work keeps: a huge payload's are left to the
-// collector.
+// maxKeptTokens, maxKeptText and maxKeptDoc bound the token buffer, the
+// text buffers and the document copy a released work keeps: a huge
+// payload's are left to the collector.
 const (
 	maxKeptTokens = 1 << 16
 	maxKeptText   = 64 << 10
