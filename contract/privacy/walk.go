@@ -207,6 +207,15 @@ const (
 
 func getWork() *work { return workPool.Get().(*work) }
 
+// oversized reports whether a buffer of capacity c, of which this
+// sanitisation used n, is not worth keeping: above max, or above small and
+// more than eight times what was used. A buffer a large payload grew is
+// given back once smaller ones follow: the token buffer holds pointers,
+// and the collector scans all of it while it is kept.
+func oversized(c, n, max, small int) bool {
+	return c > max || (c > small && c > 8*n)
+}
+
 // release resets w and puts it back in the pool.
 func (w *work) release() {
 	w.reset()
@@ -220,7 +229,7 @@ func (w *work) release() {
 func (w *work) reset() {
 	clear(w.toks)
 	toks := w.toks
-	if cap(toks) > maxKeptTokens {
+	if oversized(cap(toks), len(toks), maxKeptTokens, 1<<10) {
 		toks = nil
 	}
 	names := w.names[:cap(w.names)]
@@ -239,7 +248,7 @@ func (w *work) reset() {
 	}
 	clear(w.doc)
 	doc := w.doc[:0]
-	if cap(doc) > maxKeptDoc {
+	if oversized(cap(w.doc), len(w.doc), maxKeptDoc, 64<<10) {
 		doc = nil
 	}
 	*w = work{
