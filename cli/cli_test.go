@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -380,6 +381,36 @@ func mutantNamed(t *testing.T, name string) mutants.Mutant {
 	}
 	t.Fatalf("no mutant is named %q", name)
 	return mutants.Mutant{}
+}
+
+// An adapter built on the TypeScript kit's privacy engine passes with the
+// limit member-name-floor in the summary line, the table, the JSON report
+// and the JUnit properties; --strict-privacy makes privacy-engine fail it.
+func TestConformShowsThePrivacyLimit(t *testing.T) {
+	f := mutantNamed(t, "upstream-privacy-engine").Factory(reference.NewConformanceFactory())
+	dir := t.TempDir()
+	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
+	code, out, errOut := runIt(t, f, "--check", conformance.CheckPrivacyEngine, "--seed", "5", "--report", reportFile, "--junit", junitFile)
+	if code != exitPass || !strings.Contains(out, "\nPASS with limits: member-name-floor — 1 of 1 checks passed (") ||
+		!regexp.MustCompile(`\nlimit: member-name-floor — [1-9]\d* payloads, the marker floor counts string values only`).MatchString(out) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	rep := readReport(t, reportFile)
+	if len(rep.Limits) != 1 || rep.Limits[0].Deviation != conformance.LimitMemberNameFloor || rep.Limits[0].Family != "" || rep.Limits[0].Count == 0 {
+		t.Fatalf("report limits %+v", rep.Limits)
+	}
+	junit, err := os.ReadFile(junitFile)
+	if err != nil || !strings.Contains(string(junit), `<property name="limits" value="member-name-floor"></property>`) ||
+		!strings.Contains(string(junit), `<property name="limit.member-name-floor" value="`) {
+		t.Fatalf("junit (%v):\n%s", err, junit)
+	}
+	code, out, _ = runIt(t, f, "--check", conformance.CheckPrivacyEngine, "--seed", "5", "--strict-privacy")
+	if code != exitFail || !slices.Equal(failedRows(out), []string{conformance.CheckPrivacyEngine}) || !strings.Contains(out, "Go kit only") || strings.Contains(out, "limit:") {
+		t.Fatalf("--strict-privacy: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckPrivacyEngine, "--strict-privacy"); code != exitPass || strings.Contains(out, "limit") {
+		t.Fatalf("--strict-privacy on the reference adapter: exit %d\n%s", code, out)
+	}
 }
 
 // The limits of a run are part of its verdict: in the summary line, the

@@ -73,6 +73,8 @@ var optionFlags = []optionFlag{
 			}
 			return conformance.WithoutFamilies(fams...), nil
 		})},
+	{"strict-privacy", "demand the Go kit's member-name rule of privacy enforcement (SPEC §8, Go kit only): an adapter leaving it out, as the TypeScript kit's engine does, fails the privacy checks instead of passing with the limit " + conformance.LimitMemberNameFloor,
+		boolFlag(conformance.WithStrictPrivacy)},
 	{"require-families", "fail when this history `family` is a limit of the run, refused or declared (repeatable, or comma-separated)",
 		listFlag(func(names []string) (conformance.Option, error) {
 			fams, err := parseFamilies(names)
@@ -171,6 +173,20 @@ func uintFlag(opt func(uint64) conformance.Option) func(*flag.FlagSet, string, s
 				return nil, errors.New("0 is no seed a failure names: leave the flag out to draw a fresh seed, or give the seed a failure printed")
 			}
 			return []conformance.Option{opt(*v)}, nil
+		}
+	}
+}
+
+// boolFlag defines a flag that sets opt when given true (--flag or
+// --flag=true); --flag=false sets nothing.
+func boolFlag(opt func() conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.Bool(name, false, usage)
+		return func() ([]conformance.Option, error) {
+			if !*v {
+				return nil, nil
+			}
+			return []conformance.Option{opt()}, nil
 		}
 	}
 }

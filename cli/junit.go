@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -89,7 +88,7 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 	if len(rep.Limits) > 0 {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "limits", Value: conformance.LimitNames(rep.Limits)})
 		for _, l := range rep.Limits {
-			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: strings.TrimPrefix(l.String(), l.Name()+" — ")})
+			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: l.Detail()})
 		}
 	}
 	for _, c := range rep.Checks {

@@ -105,8 +105,8 @@ func reportEntry(c conformance.Check, r conformance.Result) {
 }
 
 // limitsEntry attaches a check's limits to the spec's report, always
-// shown: they are part of the verdict ("multi-result: 12 refused: tool
-// message with two results").
+// shown: they are part of the verdict ("multi-result: 12 histories,
+// refused: tool message with two results").
 func limitsEntry(id string, limits []conformance.Limit) {
 	if len(limits) == 0 {
 		return

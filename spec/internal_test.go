@@ -73,6 +73,26 @@ func TestOptionsReachTheChecks(t *testing.T) {
 	}
 }
 
+// WithStrictPrivacy reaches the privacy checks through the suite's
+// options: the adapter built on the TypeScript kit's engine passes
+// privacy-engine with the limit member-name-floor, and fails it strict.
+func TestStrictPrivacyReachesTheChecks(t *testing.T) {
+	i := slices.IndexFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == "upstream-privacy-engine" })
+	f := mutants.Catalogue()[i].Factory(reference.NewConformanceFactory())
+	c, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	loose := newConfig(f, []conformance.Option{conformance.WithSeed(3)}, "")
+	if r := c.Run(context.Background(), f, loose.checkOpts...); r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Name() != conformance.LimitMemberNameFloor {
+		t.Errorf("privacy-engine: %s, limits %+v, %v", r.Status, r.Limits, r.Failure)
+	}
+	strict := newConfig(f, []conformance.Option{conformance.WithSeed(3), conformance.WithStrictPrivacy()}, "")
+	if !strict.settings.StrictPrivacy || loose.settings.StrictPrivacy {
+		t.Fatalf("StrictPrivacy %t with the option, %t without", strict.settings.StrictPrivacy, loose.settings.StrictPrivacy)
+	}
+	if r := c.Run(context.Background(), f, strict.checkOpts...); r.Status != conformance.StatusFail {
+		t.Errorf("strict privacy-engine: %s", r.Status)
+	}
+}
+
 // The environment variable sets the property spec's draws unless an
 // option says otherwise.
 func TestPropertyChecksEnv(t *testing.T) {

@@ -63,6 +63,10 @@ type Settings struct {
 	// Shard and Shards say which part of a campaign the run is: shard
 	// Shard (from 1) of Shards; both 0 for the whole campaign (WithShard).
 	Shard, Shards int
+	// StrictPrivacy makes the privacy checks demand the Go kit's
+	// member-name rule (SPEC §8, Go kit only) instead of showing an
+	// enforcement without it as the limit LimitMemberNameFloor.
+	StrictPrivacy bool
 }
 
 type options struct {
@@ -138,6 +142,15 @@ func WithoutFamilies(fams ...gen.Family) Option {
 // (privacy-probes, privacy-engine, model) draw them from seed instead of a fresh random one, to
 // reproduce a failure: every such failure names its seed.
 func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
+
+// WithStrictPrivacy makes the privacy checks (privacy-probes,
+// privacy-engine) demand every rule of the Go kit's privacy engine,
+// including the one SPEC §8 marks "Go kit only": a member name holding an
+// opening marker outside a closed pair raises the marker-structure floor.
+// Without it, an adapter whose enforcement differs from the engine's only
+// by leaving that rule out, as the TypeScript kit's engine does, passes
+// with the limit LimitMemberNameFloor; with it, that adapter fails.
+func WithStrictPrivacy() Option { return func(o *options) { o.StrictPrivacy = true } }
 
 // WithDiagnosticsLimit sets the ceiling of the bounded-diagnostics check:
 // the most diagnostics it accepts before it calls the list unbounded

@@ -781,8 +781,9 @@ function classifyKey(name) {
 // the floor to every open class and its own; a closing marker pops the top
 // entry and raises the floor to both classes unless that entry is of its
 // class and in the same string; markers left open raise it at the end. A
-// member name in content context raises it to the class of each opening
-// marker in it that does not begin a closed pair of the name.
+// member name, anywhere in the payload, raises it to the class of each
+// opening marker in it that does not begin a closed pair of the name (the
+// Go kit's rule: the TypeScript kit counts values only).
 function markerFloor(root) {
   let floor = "";
   const open = []; // { cls, upto, in }: upto is the highest class at or below
@@ -809,19 +810,19 @@ function markerFloor(root) {
     const begins = new Set(findPairs(ms).map((p) => p.open.start));
     for (const m of ms) if (!m.closing && !begins.has(m.start)) raise(m.cls);
   };
-  const walk = (v, ctx) => {
+  const walk = (v) => {
     if (typeof v === "string") {
       value(v);
     } else if (Array.isArray(v)) {
-      for (const item of v) walk(item, ctx);
+      for (const item of v) walk(item);
     } else if (v !== null && typeof v === "object") {
       for (const k of Object.keys(v)) {
-        if (ctx) name(k);
-        walk(v[k], ctx || classifyKey(k) === KEY_CONTENT);
+        name(k);
+        walk(v[k]);
       }
     }
   };
-  walk(root, false);
+  walk(root);
   if (open.length > 0) raise(open[open.length - 1].upto);
   return floor;
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/localkv"
-	"github.com/ds4context/adapterkit/contract/privacy"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -75,27 +74,6 @@ var legalVariants = []Mutant{
 		wrap: named(func(a contract.Adapter, _ *env) contract.Adapter { return &noisyFallThrough{decorator: decorator{a}} }),
 	},
 	{
-		Name: "stricter-privacy-declared", Family: FamilyPrivacyConfig,
-		Breaks: "nothing: the privacy configuration is the runtime's (§8 gives the reference default); this one lets remote providers have normal content only, " +
-			"and declares it (Instance.PrivacyConfig)",
-		// privacy-probes requires internal content to reach remote
-		// providers, as the default configuration allows, whatever the
-		// configuration declared.
-		OverDemands: all(conformance.CheckPrivacyProbes),
-		wrap:        plain,
-		after:       withPrivacy(stricterPrivacy, true),
-	},
-	{
-		Name: "stricter-privacy-undeclared", Family: FamilyPrivacyConfig,
-		Breaks: "nothing: the privacy configuration is the runtime's (§8 gives the reference default); this one lets remote providers have normal content only, " +
-			"and does not declare it",
-		// privacy-probes requires internal content to reach remote
-		// providers, as the default configuration allows.
-		OverDemands: all(conformance.CheckPrivacyProbes),
-		wrap:        plain,
-		after:       withPrivacy(stricterPrivacy, false),
-	},
-	{
 		Name: "own-name-own-words", Family: FamilyNaming,
 		Breaks: "nothing: an adapter of its own name words its fallback reasons and diagnostic messages itself (§9 and §12 give the reference adapter's) " +
 			"and names revisions its own way (§7: any non-blank string; §12's SHA-256 is the reference adapter's)",
@@ -113,32 +91,7 @@ var legalVariants = []Mutant{
 	},
 }
 
-// stricterPrivacy is the default configuration with remote providers
-// allowed normal content only.
-func stricterPrivacy() privacy.Config {
-	c := privacy.DefaultConfig()
-	c.RemoteDefaultAllowed = []privacy.Classification{privacy.Normal}
-	return c
-}
 
-// withPrivacy replaces the instance's adapter with a reference adapter
-// enforcing cfg, declared in Instance.PrivacyConfig or not.
-func withPrivacy(cfg func() privacy.Config, declare bool) func(conformance.Setup, *conformance.Instance, *env) error {
-	return func(setup conformance.Setup, inst *conformance.Instance, _ *env) error {
-		c := cfg()
-		a, err := reopen(setup, inst, func(o *reference.Options) { o.Privacy = &c })
-		if err != nil {
-			return err
-		}
-		inst.Adapter = decorator{a}
-		inst.PrivacyConfig = nil
-		if declare {
-			d := cfg()
-			inst.PrivacyConfig = &d
-		}
-		return nil
-	}
-}
 
 // reopen returns a reference adapter over the instance's history file,
 // configured as the reference factory configures its own, then by change.

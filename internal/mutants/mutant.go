@@ -91,6 +91,11 @@ type sharedEnv struct {
 	newest contract.Adapter // the adapter of the instance created last
 }
 
+// ReadsTheHistoryFile reports whether the mutant reads the history file of
+// the reference adapter's conformance factory itself: its base factory
+// must be that one (reference.NewConformanceFactory).
+func (m Mutant) ReadsTheHistoryFile() bool { return m.after != nil }
+
 // RunnerFails returns the contract cases conformance.Run must report
 // failed: the cases among Fails, in run order (none when RunnerErr is set).
 func (m Mutant) RunnerFails() []string {

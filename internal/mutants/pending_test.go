@@ -147,7 +147,7 @@ func TestMutantsNeedingTheHistoryFileCleanUpWithoutOne(t *testing.T) {
 		inst.Source = nil
 		return inst, nil
 	})
-	for _, name := range []string{"accepts-duplicate-message-ids", "stricter-privacy-declared"} {
+	for _, name := range []string{"accepts-duplicate-message-ids", "snapshots-another-runtimes-history"} {
 		cleaned, shut = false, false
 		m := byName(t, name)
 		inst, err := m.Factory(noFile).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: contract.TransportFunc(failing)})
