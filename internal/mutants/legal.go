@@ -91,8 +91,6 @@ var legalVariants = []Mutant{
 	},
 }
 
-
-
 // reopen returns a reference adapter over the instance's history file,
 // configured as the reference factory configures its own, then by change.
 func reopen(setup conformance.Setup, inst *conformance.Instance, change func(*reference.Options)) (*reference.Adapter, error) {
