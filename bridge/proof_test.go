@@ -21,7 +21,7 @@ const mutantEnv = "BRIDGE_TEST_MUTANT"
 
 // mutantBase is the correct adapter every mutant wraps, as in the mutants'
 // own tests.
-func mutantBase() conformance.Factory { return memadapter.ConformanceFactory(false) }
+func mutantBase() conformance.Factory { return memadapter.ConformanceFactory() }
 
 // baseOf is the base factory of m: the reference adapter's for a mutant
 // that reads its history file, mutantBase otherwise.

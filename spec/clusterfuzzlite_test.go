@@ -208,8 +208,8 @@ func TestFuzzTargetsBuildForLibFuzzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := strings.NewReplacer(`"example.com/myadapter"`, `"github.com/ds4context/adapterkit/examples/memadapter"`,
-		"myadapter.ConformanceFactory()", "memadapter.ConformanceFactory(true)").Replace(tm.target)
-	target += "\nfunc FuzzBroken(f *testing.F) { spec.Fuzz(f, dropsTheLastMessage(memadapter.ConformanceFactory(true))) }\n"
+		"myadapter.ConformanceFactory()", "memadapter.ConformanceFactory(memadapter.WithEmbeddings())").Replace(tm.target)
+	target += "\nfunc FuzzBroken(f *testing.F) { spec.Fuzz(f, dropsTheLastMessage(memadapter.ConformanceFactory(memadapter.WithEmbeddings()))) }\n"
 	gosum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)

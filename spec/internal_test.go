@@ -40,7 +40,7 @@ func TestSetChecksRespectsTheUser(t *testing.T) {
 // The options reach the checks they configure.
 func TestOptionsReachTheChecks(t *testing.T) {
 	ctx := context.Background()
-	cfg := newConfig(memadapter.ConformanceFactory(false), []conformance.Option{
+	cfg := newConfig(memadapter.ConformanceFactory(), []conformance.Option{
 		conformance.WithName("named"),
 		conformance.WithHistories(7),
 		conformance.WithDiagnosticsLimit(1),
@@ -97,7 +97,7 @@ func TestStrictPrivacyReachesTheChecks(t *testing.T) {
 // option says otherwise.
 func TestPropertyChecksEnv(t *testing.T) {
 	t.Setenv(PropertyChecksEnv, "9")
-	f := memadapter.ConformanceFactory(false)
+	f := memadapter.ConformanceFactory()
 	if n := newConfig(f, nil, "").settings.Histories; n != 9 {
 		t.Errorf("histories under %s=9: %d", PropertyChecksEnv, n)
 	}
@@ -128,7 +128,7 @@ func TestSeedSettingNamesTheFailuresSeed(t *testing.T) {
 // so a runtime honest about a limit passes: memadapter holding thinking
 // blocks as text and declaring thinking.
 func TestFuzzDrawsNoDeclaredFamily(t *testing.T) {
-	base := memadapter.ConformanceFactory(false)
+	base := memadapter.ConformanceFactory()
 	thinkingAsText := conformance.NewFactory("thinking-as-text", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		for i := range setup.Fixture.Messages {
 			for k, b := range setup.Fixture.Messages[i].Blocks {

@@ -27,7 +27,7 @@ func TestModelDamagesAndRepairsTheSource(t *testing.T) {
 		if kind == conformance.DamageIdentity || kind == conformance.DamageRoot {
 			want = 7
 		}
-		if ran, err := conformance.ModelDamage(ctx, memadapter.ConformanceFactory(false), kind); err != nil || ran != want {
+		if ran, err := conformance.ModelDamage(ctx, memadapter.ConformanceFactory(), kind); err != nil || ran != want {
 			t.Errorf("memadapter, %s: %d operations ran, want %d; %v", kind, ran, want, err)
 		}
 	}
