@@ -45,8 +45,22 @@ func checkProjection(ctx context.Context, e *env) error {
 		// A history that fails is counted by the kind of its first
 		// difference, and the run goes on: the verdict tells everything
 		// the run saw.
-		if _, err := p.check(ctx, e, fmt.Sprintf("generated history seed %d", seed), msgs); err != nil && !p.failures.add(err) {
-			return err
+		where := fmt.Sprintf("generated history seed %d", seed)
+		if _, err := p.check(ctx, e, where, msgs); err != nil {
+			if !p.failures.add(err) {
+				return err
+			}
+			if p.failing == nil {
+				p.failing, p.failingWhere = msgs, where
+			}
+		}
+	}
+	// The first history that failed is shown shrunk, as small as a
+	// budget finds that fails the same way.
+	if p.failing != nil {
+		first := p.failures.kinds[0].first
+		if br, msgs := p.shrinkHistory(ctx, e, p.failing, first); br != nil {
+			p.failures.replace(first, shrunk(br, p.failingWhere, len(p.failing), msgs))
 		}
 	}
 	return p.verdict(ctx, e)
@@ -122,6 +136,15 @@ next:
 		f.kinds = append(f.kinds, failureKind{rule: br.rule, kind: kind, first: br, count: 1})
 	}
 	return true
+}
+
+// replace shows was, the first failure of its kinds, as now.
+func (f *projectionFailures) replace(was, now *brokenRule) {
+	for i := range f.kinds {
+		if f.kinds[i].first == was {
+			f.kinds[i].first = now
+		}
+	}
 }
 
 // err is the run's failure, nil when no history failed. Its rule is the
@@ -210,6 +233,10 @@ type ProjectionRun struct {
 	keptFams  []gen.Family
 	longDrawn bool // the history of every family was checked
 	long      int  // of the histories drawn, the long ones the verdict added
+	// failing is the first generated history that failed, and where it
+	// came from, for the failure to show it shrunk.
+	failing      []contract.Message
+	failingWhere string
 }
 
 // longOfRun is how many messages the history of every family holds at
@@ -305,7 +332,7 @@ func (p *ProjectionRun) LeftOut() []gen.Family { return slices.Clone(p.leftOut) 
 func (p *ProjectionRun) Check(ctx context.Context, messages []contract.Message) error {
 	var refusal *Refusal
 	err := p.do(ctx, func(ctx context.Context, e *env) error {
-		r, err := p.check(ctx, e, fmt.Sprintf("history #%d", p.drawn+1), messages)
+		r, err := p.check(ctx, e, "a drawn history", messages)
 		refusal = r
 		return err
 	})
@@ -617,13 +644,21 @@ func isolationSeed(seed uint64, f gen.Family, k int) int {
 // projectOne creates an instance holding msgs and checks its snapshot
 // with the history it holds, after judging how it holds it. A refusal of
 // the history is returned as it is.
-func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.Message) error {
+func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.Message) (err error) {
 	fx := NewFixture()
 	fx.Messages = msgs
 	s, err := e.startWith(ctx, fx)
 	if err != nil {
 		return err
 	}
+	// Closed whatever the history showed: a run checks every history, and
+	// a shrink many more, each on an instance of its own.
+	defer func() {
+		e.forget(s)
+		if cerr := s.Close(ctx); cerr != nil && err == nil {
+			err = failed("the instance must shut down and clean up without error", cerr)
+		}
+	}()
 	if s.heldErr != nil {
 		p.limits.addHolding(s.holding)
 		return s.heldErr
@@ -636,10 +671,6 @@ func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.
 		return err
 	}
 	p.limits.addHolding(s.holding)
-	e.forget(s)
-	if err := s.Close(ctx); err != nil {
-		return failed("the instance must shut down and clean up without error", err)
-	}
 	return nil
 }
 
