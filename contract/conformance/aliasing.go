@@ -11,18 +11,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// The ids of the aliasing and cancellation checks.
-const (
-	// CheckSnapshotAliasing edits returned snapshots.
-	CheckSnapshotAliasing = "snapshot-aliasing"
-	// CheckPayloadUnmodified checks the caller's payload after privacy
-	// enforcement and completion.
-	CheckPayloadUnmodified = "payload-unmodified"
-	// CheckCancellation calls the adapter with cancelled and expiring
-	// contexts.
-	CheckCancellation = "cancellation"
-)
-
 // cancelBound is how long a call with a cancelled or expiring context may
 // take (the run's call bound when that is shorter).
 const cancelBound = 2 * time.Second

@@ -54,6 +54,63 @@ const (
 	CheckLocalKVMetadataOnly  = "local-kv-metadata-only"
 )
 
+// The ids of the aliasing and cancellation checks.
+const (
+	// CheckSnapshotAliasing edits returned snapshots.
+	CheckSnapshotAliasing = "snapshot-aliasing"
+	// CheckPayloadUnmodified checks the caller's payload after privacy
+	// enforcement and completion.
+	CheckPayloadUnmodified = "payload-unmodified"
+	// CheckCancellation calls the adapter with cancelled and expiring
+	// contexts.
+	CheckCancellation = "cancellation"
+)
+
+// The ids of the checks of the fallback and diagnostics table (SPEC §9).
+const (
+	// CheckFallbacks checks each of the four fallbacks: code, retryable,
+	// and the diagnostic it records with its severity.
+	CheckFallbacks = "fallbacks"
+	// CheckInvalidRequests sends a completion with every blank form of
+	// provider and model.
+	CheckInvalidRequests = "invalid-requests"
+	// CheckClosedFirst checks that a closed adapter answers closed before
+	// it looks at the request.
+	CheckClosedFirst = "closed-first"
+	// CheckRecordedDiagnostics checks which calls record a diagnostic and
+	// which do not.
+	CheckRecordedDiagnostics = "recorded-diagnostics"
+)
+
+// The ids of the lifecycle checks.
+const (
+	// CheckShutdownOnce shuts an adapter down several times and counts its
+	// adapter-closed diagnostics.
+	CheckShutdownOnce = "shutdown-once"
+	// CheckConcurrentShutdown shuts an adapter down from many goroutines
+	// at once.
+	CheckConcurrentShutdown = "concurrent-shutdown"
+	// CheckLocalKVShutdownOnce counts the shutdowns of the local KV port
+	// (capability local-kv-reuse).
+	CheckLocalKVShutdownOnce = "local-kv-shutdown-once"
+)
+
+// The ids of the source checks, which change the canonical history behind
+// the adapter through the instance's Source and are skipped without one.
+const (
+	// CheckSourceAppend appends a message to the canonical source and
+	// rebuilds.
+	CheckSourceAppend = "source-append"
+	// CheckSourceRevision checks the revision follows the source's content.
+	CheckSourceRevision = "source-revision"
+	// CheckSourceCorrupt corrupts the canonical source.
+	CheckSourceCorrupt = "source-corrupt"
+)
+
+// CheckModel is the id of the model check: random sequences of operations
+// compared, output by output, with an executable model of the contract.
+const CheckModel = "model"
+
 // contractCase is one of the seven cases: a check of one Session, which Run
 // runs on a shared instance and the catalogue on a fresh one.
 type contractCase struct {

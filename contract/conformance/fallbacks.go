@@ -12,22 +12,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// The ids of the checks of the fallback and diagnostics table (SPEC §9).
-const (
-	// CheckFallbacks checks each of the four fallbacks: code, retryable,
-	// and the diagnostic it records with its severity.
-	CheckFallbacks = "fallbacks"
-	// CheckInvalidRequests sends a completion with every blank form of
-	// provider and model.
-	CheckInvalidRequests = "invalid-requests"
-	// CheckClosedFirst checks that a closed adapter answers closed before
-	// it looks at the request.
-	CheckClosedFirst = "closed-first"
-	// CheckRecordedDiagnostics checks which calls record a diagnostic and
-	// which do not.
-	CheckRecordedDiagnostics = "recorded-diagnostics"
-)
-
 // completionDiagnostics are the diagnostic codes of the fallback table: a
 // completion records at most the one of its row.
 var completionDiagnostics = []string{

@@ -9,19 +9,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// The ids of the lifecycle checks.
-const (
-	// CheckShutdownOnce shuts an adapter down several times and counts its
-	// adapter-closed diagnostics.
-	CheckShutdownOnce = "shutdown-once"
-	// CheckConcurrentShutdown shuts an adapter down from many goroutines
-	// at once.
-	CheckConcurrentShutdown = "concurrent-shutdown"
-	// CheckLocalKVShutdownOnce counts the shutdowns of the local KV port
-	// (capability local-kv-reuse).
-	CheckLocalKVShutdownOnce = "local-kv-shutdown-once"
-)
-
 // Sizes of the lifecycle checks.
 const (
 	// repeatedShutdowns is how many times shutdown-once shuts down.

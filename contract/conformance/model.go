@@ -308,3 +308,22 @@ func (m *model) damageDiagnostic() contract.Diagnostic {
 	}
 	return contract.Diagnostic{Code: code, Severity: contract.SeverityError, Message: referenceMessages[code]}
 }
+
+// predictPrivacy is what enforcement of p for provider must return: the
+// engine's result under the declared configuration, or, when the factory
+// declared none, the adapter's own enforcement (latitude: SPEC §8 gives
+// the reference engine; without the configuration the model can only
+// demand that Complete sends what EnforcePrivacy returns).
+func (r *modelRun) predictPrivacy(in *modelInst, provider string, p drawnPayload) (contract.PrivacyResult, error) {
+	if in.m.engine != nil {
+		res, err := in.m.engine.SanitizePayload(provider, p.value())
+		if err != nil {
+			return contract.PrivacyResult{}, err
+		}
+		return res.ForProvider(provider), nil
+	}
+	if p.hostile {
+		return contract.PrivacyResult{}, ErrHostilePayload
+	}
+	return in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: p.value()})
+}

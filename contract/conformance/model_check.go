@@ -13,10 +13,6 @@ import (
 	"github.com/ds4context/adapterkit/contract/gen"
 )
 
-// CheckModel is the id of the model check: random sequences of operations
-// compared, output by output, with an executable model of the contract.
-const CheckModel = "model"
-
 // DefaultModelSteps is how many operations the model check runs by
 // default, over as many sequences as they fill.
 const DefaultModelSteps = 1000
@@ -111,29 +107,38 @@ func checkModel(ctx context.Context, e *env) error {
 	if e.opts.sharded() {
 		e.note += fmt.Sprintf(" (%s: %d of the campaign's %d sequences, %d operations)", e.opts.shardText(), ran, seqs, ops)
 	}
-	if len(counts.refused) > 0 {
+	e.note += counts.summary()
+	return nil
+}
+
+// summary is what the note of a passing model check adds to its counts of
+// sequences and operations: refusals by family, local KV completions by
+// outcome and skipped operations by reason.
+func (c *modelCounts) summary() string {
+	var note string
+	if len(c.refused) > 0 {
 		var parts []string
 		for _, f := range gen.Families() {
-			if n := counts.refused[f]; n > 0 {
+			if n := c.refused[f]; n > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", n, f))
 			}
 		}
-		e.note += "; refused: " + strings.Join(parts, ", ")
+		note += "; refused: " + strings.Join(parts, ", ")
 	}
 	var kv, parts []string
-	for _, outcome := range slices.Sorted(maps.Keys(counts.kv)) {
-		kv = append(kv, fmt.Sprintf("%d %s", counts.kv[outcome], outcome))
+	for _, outcome := range slices.Sorted(maps.Keys(c.kv)) {
+		kv = append(kv, fmt.Sprintf("%d %s", c.kv[outcome], outcome))
 	}
-	for _, reason := range slices.Sorted(maps.Keys(counts.skipped)) {
-		parts = append(parts, fmt.Sprintf("%d skipped: %s", counts.skipped[reason], reason))
+	for _, reason := range slices.Sorted(maps.Keys(c.skipped)) {
+		parts = append(parts, fmt.Sprintf("%d skipped: %s", c.skipped[reason], reason))
 	}
 	if len(kv) > 0 {
-		e.note += "; local KV completions: " + strings.Join(kv, ", ")
+		note += "; local KV completions: " + strings.Join(kv, ", ")
 	}
 	if len(parts) > 0 {
-		e.note += "; " + strings.Join(parts, "; ")
+		note += "; " + strings.Join(parts, "; ")
 	}
-	return nil
+	return note
 }
 
 // drawSeqHead draws what a sequence's seed draws first (drawSeq): how many

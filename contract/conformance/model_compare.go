@@ -3,8 +3,11 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
+	"strings"
+	"unicode"
 
 	"github.com/ds4context/adapterkit/contract"
 )
@@ -398,4 +401,31 @@ func editModel(d *contract.ModelDescriptor) {
 	if d.Cost != nil {
 		d.Cost.Input, d.Cost.Output = -1, -1
 	}
+}
+
+// compareVectors compares the vectors an embedding port returned for texts
+// with what SPEC asks of them: one per text, in order, of the port's
+// dimensions, finite, and non-zero for a text with letters or digits.
+func compareVectors(desc string, texts []string, vecs [][]float64, dims int) error {
+	if len(vecs) != len(texts) {
+		return broken("an embedding port returns one vector per text, in order, whatever the batch", fmt.Sprintf("%d vectors", len(texts)), fmt.Sprintf("%s: %d vectors", desc, len(vecs)))
+	}
+	for i, v := range vecs {
+		if len(v) != dims {
+			return broken("every vector has the port's dimensions", fmt.Sprintf("%d numbers", dims), fmt.Sprintf("%s: vector #%d of %d", desc, i, len(v)))
+		}
+		zero := true
+		for _, x := range v {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return broken("every vector is finite", "finite numbers", fmt.Sprintf("%s: vector #%d is not", desc, i))
+			}
+			zero = zero && x == 0
+		}
+		// latitude: SPEC says nothing of the vector of a text without
+		// letters or digits (or an empty one); others are non-zero.
+		if zero && strings.ContainsFunc(texts[i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
+			return broken("a text with letters or digits embeds into a non-zero vector", "a non-zero vector", fmt.Sprintf("%s: vector #%d (a text of %d bytes) is zero", desc, i, len(texts[i])))
+		}
+	}
+	return nil
 }

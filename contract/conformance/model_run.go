@@ -9,10 +9,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
@@ -772,25 +770,6 @@ func (in *modelInst) runCompletion(parent context.Context, c completionCall) com
 	return completionSeen{res: res, reqs: reqs, unended: unended, changed: !c.payload.unchanged(given), ended: ended}
 }
 
-// predictPrivacy is what enforcement of p for provider must return: the
-// engine's result under the declared configuration, or, when the factory
-// declared none, the adapter's own enforcement (latitude: SPEC §8 gives
-// the reference engine; without the configuration the model can only
-// demand that Complete sends what EnforcePrivacy returns).
-func (r *modelRun) predictPrivacy(in *modelInst, provider string, p drawnPayload) (contract.PrivacyResult, error) {
-	if in.m.engine != nil {
-		res, err := in.m.engine.SanitizePayload(provider, p.value())
-		if err != nil {
-			return contract.PrivacyResult{}, err
-		}
-		return res.ForProvider(provider), nil
-	}
-	if p.hostile {
-		return contract.PrivacyResult{}, ErrHostilePayload
-	}
-	return in.a.EnforcePrivacy(r.ctx, contract.PrivacyRequest{Provider: provider, Payload: p.value()})
-}
-
 func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
 	if in.port == nil {
 		return r.skip("the adapter declares no embedding port")
@@ -805,25 +784,10 @@ func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, er
 		return diagnosticsRule{}, "", failed("the embedding port must embed every batch of texts", err)
 	}
 	desc := fmt.Sprintf("%d texts", len(texts))
-	if len(vecs) != len(texts) {
-		return diagnosticsRule{}, "", broken("an embedding port returns one vector per text, in order, whatever the batch", fmt.Sprintf("%d vectors", len(texts)), fmt.Sprintf("%s: %d vectors", desc, len(vecs)))
+	if err := compareVectors(desc, texts, vecs, id.Dimensions); err != nil {
+		return diagnosticsRule{}, "", err
 	}
-	for i, v := range vecs {
-		if len(v) != id.Dimensions {
-			return diagnosticsRule{}, "", broken("every vector has the port's dimensions", fmt.Sprintf("%d numbers", id.Dimensions), fmt.Sprintf("%s: vector #%d of %d", desc, i, len(v)))
-		}
-		zero := true
-		for _, x := range v {
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return diagnosticsRule{}, "", broken("every vector is finite", "finite numbers", fmt.Sprintf("%s: vector #%d is not", desc, i))
-			}
-			zero = zero && x == 0
-		}
-		// latitude: SPEC says nothing of the vector of a text without
-		// letters or digits (or an empty one); others are non-zero.
-		if zero && strings.ContainsFunc(texts[i], func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) {
-			return diagnosticsRule{}, "", broken("a text with letters or digits embeds into a non-zero vector", "a non-zero vector", fmt.Sprintf("%s: vector #%d (a text of %d bytes) is zero", desc, i, len(texts[i])))
-		}
+	for _, v := range vecs {
 		for j := range v {
 			v[j] = math.NaN()
 		}

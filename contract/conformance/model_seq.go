@@ -178,21 +178,7 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 	// (drawSeqHead, model_check.go), so that a shard of a campaign counts
 	// a sequence's operations without drawing its histories.
 	instances, n := drawSeqHead(r, minOps, maxOps, twins)
-	for range instances {
-		fx := NewFixture()
-		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
-		switch r.IntN(12) {
-		case 0, 1:
-			fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, leave...).Example(int(r.Int32()))
-		case 2:
-			if seq.small {
-				break
-			}
-			n := logIntN(r, 10, modelMaxHistory)
-			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
-		}
-		seq.fixtures = append(seq.fixtures, fx)
-	}
+	seq.drawFixtures(r, instances)
 	if !seq.small {
 		for i := range instances {
 			for j := range cancelledRun {
@@ -200,21 +186,7 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			}
 		}
 		if twins {
-			// The first sequence of a run crosses the diagnostics bound
-			// and the size bounds, on an instance still open and whole,
-			// and breaks its second instance's source in every shape,
-			// reading it broken and repaired each time.
-			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())},
-				modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1})
-			// An append first, so that the newest message holds history
-			// text (the history probe).
-			seq.ops = append(seq.ops, modelOp{kind: opAppend, inst: 1, seed: int(r.Int32()), n: len(seq.ops)}, modelOp{kind: opSnapshot, inst: 1})
-			for k := range damageShapes {
-				for _, kind := range []opKind{opBreak, opSnapshot, opRebuild, opRepair, opSnapshot} {
-					seq.ops = append(seq.ops, modelOp{kind: kind, inst: 1, seed: int(r.Int32()), n: len(seq.ops), shape: k + 1})
-				}
-			}
-			seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
+			seq.crossBounds(r)
 		}
 		seq.opening = len(seq.ops)
 	}
@@ -279,4 +251,43 @@ func describeOps(log []string) string {
 		log = append(append([]string{}, log[:most/2]...), append([]string{fmt.Sprintf("… %d more …", len(log)-most)}, log[len(log)-most/2:]...)...)
 	}
 	return strings.Join(log, "; ")
+}
+
+// crossBounds appends the opening of the first sequence of a run: it
+// crosses the diagnostics bound and the size bounds, on an instance still
+// open and whole, and breaks its second instance's source in every shape,
+// reading it broken and repaired each time.
+func (seq *modelSeq) crossBounds(r *rand.Rand) {
+	seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())},
+		modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1})
+	// An append first, so that the newest message holds history
+	// text (the history probe).
+	seq.ops = append(seq.ops, modelOp{kind: opAppend, inst: 1, seed: int(r.Int32()), n: len(seq.ops)}, modelOp{kind: opSnapshot, inst: 1})
+	for k := range damageShapes {
+		for _, kind := range []opKind{opBreak, opSnapshot, opRebuild, opRepair, opSnapshot} {
+			seq.ops = append(seq.ops, modelOp{kind: kind, inst: 1, seed: int(r.Int32()), n: len(seq.ops), shape: k + 1})
+		}
+	}
+	seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
+}
+
+// drawFixtures draws the fixture of each of the sequence's instances: the
+// conformance fixture with a drawn model, holding a drawn history one time
+// in six and (unless the sequence is small) a long synthetic one in twelve.
+func (seq *modelSeq) drawFixtures(r *rand.Rand, instances int) {
+	for range instances {
+		fx := NewFixture()
+		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
+		switch r.IntN(12) {
+		case 0, 1:
+			fx.Messages = gen.HistoryWithout(fx.RuntimeID, fx.SessionID, seq.leave...).Example(int(r.Int32()))
+		case 2:
+			if seq.small {
+				break
+			}
+			n := logIntN(r, 10, modelMaxHistory)
+			fx.Messages = gen.SyntheticHistory{RuntimeID: fx.RuntimeID, SessionID: fx.SessionID, TextBytes: r.IntN(2) * 200}.Messages(n)
+		}
+		seq.fixtures = append(seq.fixtures, fx)
+	}
 }

@@ -10,18 +10,6 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// The ids of the source checks, which change the canonical history behind
-// the adapter through the instance's Source and are skipped without one.
-const (
-	// CheckSourceAppend appends a message to the canonical source and
-	// rebuilds.
-	CheckSourceAppend = "source-append"
-	// CheckSourceRevision checks the revision follows the source's content.
-	CheckSourceRevision = "source-revision"
-	// CheckSourceCorrupt corrupts the canonical source.
-	CheckSourceCorrupt = "source-corrupt"
-)
-
 // noSource is the skip reason of the source checks.
 const noSource = "the factory's instances offer no Source hook (Instance.Source is nil), so the canonical history cannot be changed"
 
