@@ -20,7 +20,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			inst, err := bc.factory.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+			inst, err := bc.factory.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -39,7 +39,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 // the bridge: encoding, one line each way, and strict decoding.
 func BenchmarkSnapshot(b *testing.B) {
 	ctx := context.Background()
-	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		b.Fatal(err)
 	}

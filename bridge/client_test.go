@@ -184,7 +184,7 @@ func TestMethodsAnsweredWithAnErrorSayIt(t *testing.T) {
 		env = s.read()
 		s.write(`{"id":%d,"result":{"runtimeId":"r","adapterName":"a","adapterVersion":"1","contractVersion":"runtime-adapter-v1"}}`, env.ID)
 	}()
-	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestClientAnswersLocalKVCallbacks(t *testing.T) {
 		}
 		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
 	}()
-	if _, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}, LocalKVPort: port}); err != nil {
+	if _, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport(), LocalKVPort: port}); err != nil {
 		t.Fatal(err)
 	}
 	req := `{"instance":"i","request":{"key":{"version":"local-kv-eligibility-v1","fingerprint":"f"},"provider":"ollama","model":"m","payload":{},"prefixTokenCount":1,"contextTokenCount":2}}`
@@ -278,7 +278,7 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 	checkGoroutines(t)
 	c, s := newScripted(t)
 	ctx := context.Background()
-	tr := &recorder{}
+	tr := conformance.NewRecordingTransport()
 	go func() {
 		env := s.read()
 		s.write(`{"id":%d,"result":{"instance":"i","expectedProjectRoot":"/r"}}`, env.ID)
@@ -301,8 +301,8 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 		}
 		return env.Error
 	}
-	if e := transport(1, fmt.Sprintf(`"call":%d,`, call.ID)); e != nil || tr.count() != 1 {
-		t.Fatalf("a callback of the live call: %+v, %d transport requests", e, tr.count())
+	if e := transport(1, fmt.Sprintf(`"call":%d,`, call.ID)); e != nil || tr.Len() != 1 {
+		t.Fatalf("a callback of the live call: %+v, %d transport requests", e, tr.Len())
 	}
 	cancel()
 	if env := s.read(); env.Method != MethodCancel {
@@ -313,8 +313,8 @@ func TestClientRefusesCallbacksOfEndedCalls(t *testing.T) {
 			t.Errorf("a callback naming %s answered %+v, want %s", member, e, CodeCallEnded)
 		}
 	}
-	if e := transport(4, ""); e != nil || tr.count() != 2 {
-		t.Fatalf("a callback naming no call: %+v, %d transport requests", e, tr.count())
+	if e := transport(4, ""); e != nil || tr.Len() != 2 {
+		t.Fatalf("a callback naming no call: %+v, %d transport requests", e, tr.Len())
 	}
 	// The ended completion's answer is still awaited: the adapter's own
 	// answer for a context that ended is the result, as in process.

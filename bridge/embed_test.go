@@ -49,7 +49,7 @@ func TestEmbeddingPortCrossesTheBridge(t *testing.T) {
 		"pipe":    Pipe(reference.NewConformanceFactory(reference.WithEmbeddingPort(lengthEmbedder{})), Options{}),
 		"process": childFactory("serve-reference-embeddings", Options{}),
 	} {
-		inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+		inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +71,7 @@ func TestEmbeddingPortCrossesTheBridge(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	inst, err := Pipe(reference.NewConformanceFactory(), Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := Pipe(reference.NewConformanceFactory(), Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestEmbedSplitsIntoDeclaredBatches(t *testing.T) {
 	if _, err := c.Hello(ctx); err != nil {
 		t.Fatal(err)
 	}
-	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := c.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func TestPipeKeepsEscapedNames(t *testing.T) {
 				name    string
 				factory conformance.Factory
 			}{{"in process", reference.NewConformanceFactory()}, {"over the bridge", Pipe(reference.NewConformanceFactory(), Options{})}} {
-				tr := &recorder{}
+				tr := conformance.NewRecordingTransport()
 				inst, err := via.factory.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 				if err != nil {
 					t.Fatal(err)
@@ -58,10 +58,10 @@ func TestPipeKeepsEscapedNames(t *testing.T) {
 				if err := inst.Cleanup(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if r.Status != contract.StatusCompleted || tr.count() != 1 {
-					t.Fatalf("%s: result %+v, %d transport calls", via.name, r, tr.count())
+				if r.Status != contract.StatusCompleted || tr.Len() != 1 {
+					t.Fatalf("%s: result %+v, %d transport calls", via.name, r, tr.Len())
 				}
-				got := tr.reqs[0].Payload
+				got := tr.Requests()[0].Payload
 				if string(got) != c.want {
 					t.Errorf("%s: transport saw %s\nwant %s", via.name, got, c.want)
 				}

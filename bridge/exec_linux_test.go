@@ -24,7 +24,7 @@ func TestExecEndsADescendantThatKeepsForking(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
 	mark := fmt.Sprintf("%d.%09d", 200000+os.Getpid(), time.Now().Nanosecond())
-	inst, err := childFactory("churn", Options{}, churnEnv+"="+mark).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := childFactory("churn", Options{}, churnEnv+"="+mark).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestExecServesLikeInProcess(t *testing.T) {
 	if f.Name() != filepath.Base(os.Args[0]) {
 		t.Fatalf("name before a hello %q", f.Name())
 	}
-	tr := &recorder{}
+	tr := conformance.NewRecordingTransport()
 	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -45,12 +45,12 @@ func TestExecServesLikeInProcess(t *testing.T) {
 		t.Fatalf("snapshot %d messages, %d groups, %v", len(snap.Messages), len(snap.ToolAtomicGroups), err)
 	}
 	r := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: secretPayload()})
-	if r.Status != contract.StatusCompleted || tr.count() != 1 {
-		t.Fatalf("completion %+v with %d transport calls", r, tr.count())
+	if r.Status != contract.StatusCompleted || tr.Len() != 1 {
+		t.Fatalf("completion %+v with %d transport calls", r, tr.Len())
 	}
 	h := a.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: make(chan int)})
-	if h.Code != contract.FallbackPrivacyEnforcementFail || tr.count() != 1 {
-		t.Fatalf("uninspectable payload: %+v with %d transport calls", h, tr.count())
+	if h.Code != contract.FallbackPrivacyEnforcementFail || tr.Len() != 1 {
+		t.Fatalf("uninspectable payload: %+v with %d transport calls", h, tr.Len())
 	}
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -80,7 +80,7 @@ func TestExecMisbehavingChild(t *testing.T) {
 			checkGoroutines(t)
 			ctx := context.Background()
 			f := childFactory(tc.mode, Options{CallTimeout: bound(10 * time.Second), MaxLineBytes: 1 << 20})
-			tr := &recorder{}
+			tr := conformance.NewRecordingTransport()
 			inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 			if err != nil {
 				t.Fatal(err)
@@ -119,8 +119,8 @@ func TestExecMisbehavingChild(t *testing.T) {
 			if d := time.Since(start); d > bound(10*time.Second) {
 				t.Errorf("cleanup took %s", d)
 			}
-			if tr.count() != 0 {
-				t.Errorf("transport called %d times", tr.count())
+			if tr.Len() != 0 {
+				t.Errorf("transport called %d times", tr.Len())
 			}
 		})
 	}
@@ -136,7 +136,7 @@ func TestExecEndsEveryDescendant(t *testing.T) {
 			checkGoroutines(t)
 			ctx := context.Background()
 			f := childFactory("spawn-"+then, Options{CallTimeout: bound(10 * time.Second)})
-			inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+			inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -185,7 +185,7 @@ func TestExecNameOverridesHello(t *testing.T) {
 	if f.Name() != "my-adapter" {
 		t.Fatalf("name before a hello %q", f.Name())
 	}
-	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestExecNameOverridesHello(t *testing.T) {
 func TestExecReportsAFailedExit(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	inst, err := childFactory("serve-fake-exit-1", Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := childFactory("serve-fake-exit-1", Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func TestExecReportsAFailedExit(t *testing.T) {
 func TestExecCreateFailures(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	setup := conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}}
+	setup := conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()}
 	_, err := childFactory("old-version", Options{}).Create(ctx, setup)
 	if !errors.Is(err, ErrUnsupportedVersion) {
 		t.Errorf("old version: %v, want ErrUnsupportedVersion", err)

@@ -151,27 +151,3 @@ func (f *fakeFactory) cleaned() int {
 	defer f.mu.Unlock()
 	return f.cleanups
 }
-
-// recorder is a transport that records requests and fails when armed.
-type recorder struct {
-	mu   sync.Mutex
-	reqs []contract.TransportRequest
-	fail bool
-}
-
-func (r *recorder) Send(_ context.Context, req contract.TransportRequest) (json.RawMessage, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.fail {
-		r.fail = false
-		return nil, errors.New("recorder fails")
-	}
-	r.reqs = append(r.reqs, req)
-	return json.RawMessage(`{"role":"assistant","content":"done"}`), nil
-}
-
-func (r *recorder) count() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.reqs)
-}

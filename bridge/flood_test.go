@@ -32,7 +32,7 @@ func TestExecBoundsAFloodingChild(t *testing.T) {
 		name      string
 		transport contract.Transport
 	}{
-		{"unread-responses", &recorder{}},
+		{"unread-responses", conformance.NewRecordingTransport()},
 		{"slow-transport", blockingTransport{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestExecBoundsAWriteToADeafChild(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
 	f := childFactory("deaf", Options{CallTimeout: bound(10 * time.Second)})
-	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -222,7 +222,7 @@ func TestExecAnswersOverTheHeldBound(t *testing.T) {
 	fx.Messages[0].Blocks = []contract.Block{&contract.TextBlock{Text: strings.Repeat("history ", (1536<<10)/8)}}
 	const maxHeld = 1 << 20
 	f := childFactory("serve-fake", Options{MaxLineBytes: 4 << 20, MaxHeldBytes: maxHeld})
-	inst, err := f.Create(ctx, conformance.Setup{Fixture: fx, Transport: &recorder{}})
+	inst, err := f.Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func TestExecAnswersOverTheHeldBound(t *testing.T) {
 	// Room for two snapshots at once: eight asked at once each come back
 	// whole or refused, and the process is never stopped.
 	f = childFactory("serve-fake", Options{MaxLineBytes: 4 << 20, MaxHeldBytes: 4 << 20})
-	inst, err = f.Create(ctx, conformance.Setup{Fixture: fx, Transport: &recorder{}})
+	inst, err = f.Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}

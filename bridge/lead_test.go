@@ -144,7 +144,7 @@ func TestFollowerTimesOutWhileAnotherLeads(t *testing.T) {
 }
 
 func TestConcurrentCallsWithCallbacks(t *testing.T) {
-	serveOverOSPipes := func(t *testing.T, tr *recorder) conformance.Instance {
+	serveOverOSPipes := func(t *testing.T, tr *conformance.RecordingTransport) conformance.Instance {
 		cr, sw, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)
@@ -171,9 +171,9 @@ func TestConcurrentCallsWithCallbacks(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name   string
-		create func(t *testing.T, tr *recorder) conformance.Instance
+		create func(t *testing.T, tr *conformance.RecordingTransport) conformance.Instance
 	}{
-		{"process", func(t *testing.T, tr *recorder) conformance.Instance {
+		{"process", func(t *testing.T, tr *conformance.RecordingTransport) conformance.Instance {
 			inst, err := childFactory("serve-fake", Options{}).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 			if err != nil {
 				t.Fatal(err)
@@ -185,7 +185,7 @@ func TestConcurrentCallsWithCallbacks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			checkGoroutines(t)
 			ctx := context.Background()
-			tr := &recorder{}
+			tr := conformance.NewRecordingTransport()
 			inst := tc.create(t, tr)
 			const goroutines, calls = 8, 40
 			var wg sync.WaitGroup
@@ -211,8 +211,8 @@ func TestConcurrentCallsWithCallbacks(t *testing.T) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if tr.count() != goroutines*calls/2 {
-				t.Errorf("%d transport calls, want %d", tr.count(), goroutines*calls/2)
+			if tr.Len() != goroutines*calls/2 {
+				t.Errorf("%d transport calls, want %d", tr.Len(), goroutines*calls/2)
 			}
 			if err := inst.Cleanup(ctx); err != nil {
 				t.Fatal(err)

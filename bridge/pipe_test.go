@@ -51,7 +51,7 @@ func TestPipeMatchesInProcess(t *testing.T) {
 	ctx := context.Background()
 	direct := &fakeFactory{}
 	bridged := &fakeFactory{}
-	dt, bt := &recorder{}, &recorder{}
+	dt, bt := conformance.NewRecordingTransport(), conformance.NewRecordingTransport()
 	fx := conformance.NewFixture()
 	di, err := direct.Create(ctx, conformance.Setup{Fixture: fx, Transport: dt})
 	if err != nil {
@@ -107,10 +107,10 @@ func TestPipeMatchesInProcess(t *testing.T) {
 			t.Errorf("%s over the bridge:\n got %s\nwant %s", st.name, got, want)
 		}
 	}
-	if dt.count() != 1 || bt.count() != 1 {
-		t.Errorf("transport calls: direct %d, bridged %d, want 1 each", dt.count(), bt.count())
+	if dt.Len() != 1 || bt.Len() != 1 {
+		t.Errorf("transport calls: direct %d, bridged %d, want 1 each", dt.Len(), bt.Len())
 	}
-	if want, got := mustJSON(t, dt.reqs), mustJSON(t, bt.reqs); want != got {
+	if want, got := mustJSON(t, dt.Requests()), mustJSON(t, bt.Requests()); want != got {
 		t.Errorf("transport requests differ:\n got %s\nwant %s", got, want)
 	}
 	if err := bi.Cleanup(ctx); err != nil {
@@ -124,7 +124,8 @@ func TestPipeMatchesInProcess(t *testing.T) {
 func TestTransportFailureCrossesAsError(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	tr := &recorder{fail: true}
+	tr := conformance.NewRecordingTransport()
+	tr.FailNext()
 	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -134,15 +135,15 @@ func TestTransportFailureCrossesAsError(t *testing.T) {
 	if r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable {
 		t.Fatalf("result %+v, want a retryable transport-failed fallback", r)
 	}
-	if tr.count() != 0 {
-		t.Fatalf("failed transport recorded %d requests", tr.count())
+	if tr.Len() != 0 {
+		t.Fatalf("failed transport recorded %d requests", tr.Len())
 	}
 }
 
 func TestPanicCrossesAsPanic(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	inst, err := Pipe(&fakeFactory{}, Options{}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestPanicCrossesAsPanic(t *testing.T) {
 
 func TestFactoryErrorCrosses(t *testing.T) {
 	checkGoroutines(t)
-	_, err := Pipe(&fakeFactory{fail: true}, Options{}).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: &recorder{}})
+	_, err := Pipe(&fakeFactory{fail: true}, Options{}).Create(context.Background(), conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	var re *RemoteError
 	if !errors.As(err, &re) || re.Code != CodeFactoryFailed {
 		t.Fatalf("error %v, want a factory-failed RemoteError", err)
@@ -191,7 +192,7 @@ func TestOneServerManyInstances(t *testing.T) {
 	}
 	fx1, fx2 := conformance.NewFixture(), conformance.NewFixture()
 	fx2.RuntimeID = "second-runtime"
-	t1, t2 := &recorder{}, &recorder{}
+	t1, t2 := conformance.NewRecordingTransport(), conformance.NewRecordingTransport()
 	i1, err := c.Create(ctx, conformance.Setup{Fixture: fx1, Transport: t1})
 	if err != nil {
 		t.Fatal(err)
@@ -206,8 +207,8 @@ func TestOneServerManyInstances(t *testing.T) {
 	i1.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 1})
 	i2.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 2})
 	i2.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: 3})
-	if t1.count() != 1 || t2.count() != 2 {
-		t.Fatalf("transport calls %d and %d, want 1 and 2: callbacks went to the wrong instance", t1.count(), t2.count())
+	if t1.Len() != 1 || t2.Len() != 2 {
+		t.Fatalf("transport calls %d and %d, want 1 and 2: callbacks went to the wrong instance", t1.Len(), t2.Len())
 	}
 	if err := i1.Cleanup(ctx); err != nil {
 		t.Fatal(err)
@@ -342,7 +343,7 @@ func TestServeStopsOnCancel(t *testing.T) {
 func TestOversizedRequestFailsThatCallOnly(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
-	tr := &recorder{}
+	tr := conformance.NewRecordingTransport()
 	inst, err := Pipe(&fakeFactory{}, Options{MaxLineBytes: 4096}).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 	if err != nil {
 		t.Fatal(err)
@@ -350,8 +351,8 @@ func TestOversizedRequestFailsThatCallOnly(t *testing.T) {
 	defer inst.Cleanup(ctx)
 	big := strings.Repeat(secretText, 1000)
 	r := inst.Adapter.Complete(ctx, contract.CompletionRequest{Provider: "p", Model: "m", Payload: big})
-	if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || tr.count() != 0 {
-		t.Fatalf("oversized completion: %+v with %d transport calls", r, tr.count())
+	if r.Status != contract.StatusFallback || r.Code != contract.FallbackAdapterClosed || tr.Len() != 0 {
+		t.Fatalf("oversized completion: %+v with %d transport calls", r, tr.Len())
 	}
 	_, err = inst.Adapter.EnforcePrivacy(ctx, contract.PrivacyRequest{Provider: "p", Payload: big})
 	if !errors.Is(err, ErrLineTooLong) || strings.Contains(err.Error(), secretText) {

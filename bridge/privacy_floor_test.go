@@ -75,7 +75,7 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 				name    string
 				factory conformance.Factory
 			}{{"in process", privacyFactory(t, c.cfg)}, {"over the bridge", Pipe(privacyFactory(t, c.cfg), Options{})}} {
-				tr := &recorder{}
+				tr := conformance.NewRecordingTransport()
 				inst, err := via.factory.Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: tr})
 				if err != nil {
 					t.Fatal(err)
@@ -91,10 +91,10 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 				if perr != nil || string(res.Payload) != c.want || res.BlockedBlocks != c.blocked {
 					t.Errorf("%s: EnforcePrivacy gave %s (%d blocked, error %v)\nwant %s (%d blocked)", via.name, res.Payload, res.BlockedBlocks, perr, c.want, c.blocked)
 				}
-				if r.Status != contract.StatusCompleted || tr.count() != 1 {
-					t.Fatalf("%s: result %+v, %d transport calls", via.name, r, tr.count())
+				if r.Status != contract.StatusCompleted || tr.Len() != 1 {
+					t.Fatalf("%s: result %+v, %d transport calls", via.name, r, tr.Len())
 				}
-				got := tr.reqs[0].Payload
+				got := tr.Requests()[0].Payload
 				if string(got) != c.want {
 					t.Errorf("%s: transport saw %s\nwant %s", via.name, got, c.want)
 				}

@@ -31,13 +31,13 @@ func TestConformanceFactoryLocalKV(t *testing.T) {
 	}
 	fx := conformance.NewFixture()
 
-	plain, done := create(conformance.Setup{Fixture: fx, Transport: &confTransport{}})
+	plain, done := create(conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if plain.LocalKVPort() != nil || plain.CapabilityDeclarations()[3].Supported {
 		t.Fatal("without a port the adapter declares local KV reuse")
 	}
 	done()
 
-	port, tr := conformance.NewRecordingKVPort(), &confTransport{}
+	port, tr := conformance.NewRecordingKVPort(), conformance.NewRecordingTransport()
 	a, done := create(conformance.Setup{Fixture: fx, Transport: tr, LocalKVPort: port})
 	if a.LocalKVPort() != port {
 		t.Fatal("the adapter does not use the setup's port")
@@ -55,12 +55,12 @@ func TestConformanceFactoryLocalKV(t *testing.T) {
 	if second.LocalKV == nil || second.LocalKV.Mode != contract.LocalKVHit || string(second.Output) != conformance.LocalKVHitOutput {
 		t.Fatalf("second completion %+v", second)
 	}
-	if tr.count() != 0 {
+	if tr.Len() != 0 {
 		t.Fatal("the transport was called")
 	}
 	// Other payloads take the ordinary transport.
 	if r := a.Complete(ctx, contract.CompletionRequest{Provider: conformance.LocalKVProvider, Model: conformance.LocalKVModel,
-		Payload: json.RawMessage(`{"messages":[]}`)}); r.LocalKV != nil || tr.count() != 1 {
+		Payload: json.RawMessage(`{"messages":[]}`)}); r.LocalKV != nil || tr.Len() != 1 {
 		t.Fatalf("plain payload: %+v", r)
 	}
 	done()

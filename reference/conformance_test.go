@@ -8,36 +8,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
-
-// confTransport behaves as the conformance runner's recording transport.
-type confTransport struct {
-	mu    sync.Mutex
-	reqs  []contract.TransportRequest
-	armed bool
-}
-
-func (c *confTransport) Send(_ context.Context, req contract.TransportRequest) (json.RawMessage, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.armed {
-		c.armed = false
-		return nil, errors.New("armed transport failure")
-	}
-	c.reqs = append(c.reqs, req)
-	return json.RawMessage(`{"role":"assistant","content":"conformance completion"}`), nil
-}
-
-func (c *confTransport) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.reqs)
-}
 
 const (
 	probePrivate    = "DS4_CONFORMANCE_PRIVATE_VALUE"
@@ -60,7 +35,7 @@ func leaksProbe(b []byte) bool {
 func TestConformanceFactoryCases(t *testing.T) {
 	ctx := context.Background()
 	fx := conformance.NewFixture()
-	tr := &confTransport{}
+	tr := conformance.NewRecordingTransport()
 	f := NewConformanceFactory()
 	if f.Name() != AdapterName {
 		t.Fatalf("factory name %q", f.Name())
@@ -158,28 +133,26 @@ func TestConformanceFactoryCases(t *testing.T) {
 		if res.Destination != contract.DestinationRemote || !res.Changed || leaksProbe(res.Payload) {
 			t.Fatalf("enforcement: destination %s changed %v leaked %v", res.Destination, res.Changed, leaksProbe(res.Payload))
 		}
-		before := tr.count()
+		before := tr.Len()
 		r := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: probePayload()})
-		if r.Status != contract.StatusCompleted || tr.count() != before+1 {
-			t.Fatalf("completion %+v, %d transport calls", r, tr.count()-before)
+		if r.Status != contract.StatusCompleted || tr.Len() != before+1 {
+			t.Fatalf("completion %+v, %d transport calls", r, tr.Len()-before)
 		}
-		sent := tr.reqs[len(tr.reqs)-1]
+		sent := tr.Requests()[tr.Len()-1]
 		if sent.Destination != contract.DestinationRemote || leaksProbe(sent.Payload) || r.Privacy.Destination != contract.DestinationRemote {
 			t.Fatal("transport saw a remote request that is not sanitised")
 		}
 		r = a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: map[string]any{"bad": func() {}}})
-		if r.Status != contract.StatusFallback || r.Code != contract.FallbackPrivacyEnforcementFail || tr.count() != before+1 {
+		if r.Status != contract.StatusFallback || r.Code != contract.FallbackPrivacyEnforcementFail || tr.Len() != before+1 {
 			t.Fatalf("uninspectable payload: %+v", r)
 		}
 	})
 
 	t.Run("fallback", func(t *testing.T) {
-		before := tr.count()
-		tr.mu.Lock()
-		tr.armed = true
-		tr.mu.Unlock()
+		before := tr.Len()
+		tr.FailNext()
 		r := a.Complete(ctx, contract.CompletionRequest{Provider: fx.Model.Provider, Model: fx.Model.ID, Payload: probePayload()})
-		if r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable || tr.count() != before {
+		if r.Status != contract.StatusFallback || r.Code != contract.FallbackTransportFailed || !r.Retryable || tr.Len() != before {
 			t.Fatalf("result %+v", r)
 		}
 		if !hasDiagnostic(a.(*Adapter), contract.DiagnosticCompletionTransportFailed) {
@@ -213,7 +186,7 @@ func TestConformanceFactoryCleansUpOnFailure(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	fx := conformance.NewFixture()
 	fx.Messages = append(fx.Messages, fx.Messages[0]) // does not validate
-	_, err := NewConformanceFactory().Create(context.Background(), conformance.Setup{Fixture: fx, Transport: &confTransport{}})
+	_, err := NewConformanceFactory().Create(context.Background(), conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if !errors.Is(err, ErrHistoryInvalid) {
 		t.Fatalf("error %v", err)
 	}

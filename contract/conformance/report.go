@@ -32,6 +32,18 @@ type Report struct {
 	Cases           []CaseReport `json:"cases"`
 }
 
+// Failed lists the ids of the cases that failed, in the report's order:
+// what a test of an adapter names when the report did not pass.
+func (r Report) Failed() []string {
+	var ids []string
+	for _, c := range r.Cases {
+		if !c.Passed {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
 // CaseReport is one case's line in a Report. FailureCode is
 // "<id>-assertion-failed" or "<id>-threw", and empty when the case passed.
 type CaseReport struct {

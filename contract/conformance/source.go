@@ -35,6 +35,20 @@ func sourceOf(s *Session) (*boundedSource, error) {
 	return &boundedSource{inner: s.instance.Source, bound: s.adapter.bound}, nil
 }
 
+// startWithSource starts an instance for a source check and returns its
+// Source, bounded; the check is skipped when the instance offers none.
+func startWithSource(ctx context.Context, e *env) (*Session, *boundedSource, error) {
+	s, err := e.start(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	src, err := sourceOf(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, src, nil
+}
+
 // boundedSource is an instance's Source whose calls are bounded like the
 // adapter's.
 type boundedSource struct {
@@ -79,12 +93,14 @@ func messagesDiff(want, got []contract.Message) string {
 	if len(want) != len(got) {
 		return fmt.Sprintf("%d messages expected, %d got", len(want), len(got))
 	}
+	var w, g []byte // reused: long histories encode thousands of messages
 	for i := range want {
-		w, err := contract.AppendMessageJSON(nil, &want[i])
+		var err error
+		w, err = contract.AppendMessageJSON(w[:0], &want[i])
 		if err != nil {
 			return fmt.Sprintf("message #%d: the expected message cannot be encoded", i)
 		}
-		g, err := contract.AppendMessageJSON(nil, &got[i])
+		g, err = contract.AppendMessageJSON(g[:0], &got[i])
 		if err != nil {
 			return fmt.Sprintf("message #%d (id %s) cannot be encoded as wire JSON", i, q(got[i].ID))
 		}
@@ -119,11 +135,7 @@ func checkAppended(method string, snap *contract.HistorySnapshot, s *Session, be
 }
 
 func checkSourceAppend(ctx context.Context, e *env) error {
-	s, err := e.start(ctx)
-	if err != nil {
-		return err
-	}
-	src, err := sourceOf(s)
+	s, src, err := startWithSource(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -158,11 +170,7 @@ func checkSourceAppend(ctx context.Context, e *env) error {
 }
 
 func checkSourceRevision(ctx context.Context, e *env) error {
-	s, err := e.start(ctx)
-	if err != nil {
-		return err
-	}
-	src, err := sourceOf(s)
+	s, src, err := startWithSource(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -235,11 +243,7 @@ func describeHistory(snap *contract.HistorySnapshot) string {
 }
 
 func checkSourceCorrupt(ctx context.Context, e *env) error {
-	s, err := e.start(ctx)
-	if err != nil {
-		return err
-	}
-	src, err := sourceOf(s)
+	s, src, err := startWithSource(ctx, e)
 	if err != nil {
 		return err
 	}

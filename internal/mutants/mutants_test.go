@@ -34,20 +34,10 @@ func base() conformance.Factory { return reference.NewConformanceFactory() }
 // correctName names the unmutated adapter's embedding in the suite.
 const correctName = "correct adapter"
 
-func failedCases(r conformance.Report) []string {
-	var ids []string
-	for _, c := range r.Cases {
-		if !c.Passed {
-			ids = append(ids, c.ID)
-		}
-	}
-	return ids
-}
-
 func TestRunnerPassesCorrectAdapter(t *testing.T) {
 	r, err := conformance.Run(context.Background(), base())
 	if err != nil || !r.Passed {
-		t.Fatalf("Run(correct adapter) = passed %t, failed %q, err %v; want a passing report", r.Passed, failedCases(r), err)
+		t.Fatalf("Run(correct adapter) = passed %t, failed %q, err %v; want a passing report", r.Passed, r.Failed(), err)
 	}
 }
 
@@ -68,8 +58,8 @@ func TestRunnerKillsEveryMutant(t *testing.T) {
 				}
 			case err != nil:
 				t.Fatalf("Run: %v", err)
-			case !slices.Equal(failedCases(r), m.RunnerFails()):
-				t.Fatalf("failed cases %q, want %q", failedCases(r), m.RunnerFails())
+			case !slices.Equal(r.Failed(), m.RunnerFails()):
+				t.Fatalf("failed cases %q, want %q", r.Failed(), m.RunnerFails())
 			}
 			verr := conformance.Verify(ctx, m.Factory(base()))
 			if verr != nil && conformance.ContainsProbe([]byte(verr.Error())) {
@@ -413,8 +403,8 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 		}
 	case rep.Conformance == nil:
 		t.Fatal("the report holds no seven-case report")
-	case !slices.Equal(failedCases(*rep.Conformance), m.RunnerFails()):
-		t.Fatalf("seven-case report fails %q, want %q", failedCases(*rep.Conformance), m.RunnerFails())
+	case !slices.Equal(rep.Conformance.Failed(), m.RunnerFails()):
+		t.Fatalf("seven-case report fails %q, want %q", rep.Conformance.Failed(), m.RunnerFails())
 	}
 	mu.Lock()
 	*killed++
