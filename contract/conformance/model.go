@@ -96,6 +96,9 @@ type model struct {
 	// source was last written ("" when none was seen since).
 	revisions map[string]string
 	stable    string
+	// key is contentKey(msgs) once computed, until the source is written
+	// (sourceWritten): every write of msgs is one.
+	key string
 	// diagnostics are, for the reference adapter, the diagnostics SPEC §12
 	// makes it record, oldest first.
 	diagnostics []contract.Diagnostic
@@ -105,8 +108,9 @@ type model struct {
 // in order.
 func contentKey(msgs []contract.Message) string {
 	h := sha256.New()
+	var b []byte
 	for i := range msgs {
-		b, _ := contract.AppendMessageJSON(nil, &msgs[i])
+		b, _ = contract.AppendMessageJSON(b[:0], &msgs[i])
 		h.Write(b)
 		h.Write([]byte{'\n'})
 	}
@@ -122,7 +126,15 @@ func contentKey(msgs []contract.Message) string {
 // leaves the content as it was may or may not give a new revision, and
 // content that returns to an earlier state may or may not get its earlier
 // revision back.
-func (m *model) sourceWritten() { m.stable = "" }
+func (m *model) sourceWritten() { m.stable, m.key = "", "" }
+
+// contentKey is contentKey(m.msgs), computed once per content.
+func (m *model) contentKey() string {
+	if m.key == "" {
+		m.key = contentKey(m.msgs)
+	}
+	return m.key
+}
 
 // record is a diagnostic SPEC makes the adapter record.
 func (m *model) record(code string, sev contract.Severity) { m.recordFor(code, sev, "") }

@@ -18,7 +18,7 @@ import (
 
 // checkRevision checks a snapshot's revision against every earlier one.
 func (m *model) checkRevision(method, rev string) error {
-	key := contentKey(m.msgs)
+	key := m.contentKey()
 	if was, ok := m.revisions[rev]; ok && was != key {
 		return broken("the revision tracks the canonical content: one revision never names two different contents",
 			"a revision not seen with other content", method+" returned revision "+q(rev)+", seen before with other content")
@@ -42,7 +42,7 @@ func (m *model) checkRevisionOf(method, rev string, msgs []contract.Message) err
 		return broken("the revision tracks the canonical content: one revision never names two different contents",
 			"a revision not seen with other content", method+" returned revision "+q(rev)+", seen before with other content")
 	}
-	if m.stable != "" && rev != m.stable && key == contentKey(m.msgs) {
+	if m.stable != "" && rev != m.stable && key == m.contentKey() {
 		return broken("the revision of an unchanged canonical history is the same in every snapshot and rebuild",
 			"revision "+q(m.stable)+" (the source was not written since)", method+" returned revision "+q(rev))
 	}

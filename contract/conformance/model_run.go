@@ -42,12 +42,18 @@ type modelInst struct {
 	kv *kvModel
 	// diags is the last diagnostics list read (a copy).
 	diags []contract.Diagnostic
+	// cleanDiags are the texts (message and code) of diagnostics read
+	// and found to hold none of modelLeaks.
+	cleanDiags map[string]bool
 	// lastPayload is the raw payload of the last completion, for
 	// duplicate requests.
 	lastPayload json.RawMessage
 	// kept is a snapshot returned earlier and left as returned, and
 	// keptCopy a copy of it: later calls must never change it.
 	kept, keptCopy *contract.HistorySnapshot
+	// keptKey is contentKey of keptCopy's messages: a read encodes only
+	// the kept snapshot to see it unchanged.
+	keptKey string
 }
 
 // modelRun runs one sequence.
@@ -76,14 +82,7 @@ var modelLeaks = []string{modelHistoryProbe, modelHostileMember, modelTransportC
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB", LocalKVHandleProbe, modelKVPrefixMarker, localKVMessageText}
 
 // leaksAny reports whether s holds one of modelLeaks.
-func leaksAny(s string) bool {
-	for _, l := range modelLeaks {
-		if ContainsAny([]byte(s), l) {
-			return true
-		}
-	}
-	return false
-}
+func leaksAny(s string) bool { return ContainsAny([]byte(s), modelLeaks...) }
 
 // newModelInst creates an instance holding fx (or, when the factory
 // refuses a generated history, the conformance fixture's history) and the
@@ -278,7 +277,27 @@ func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (lo
 			return r.log, err
 		}
 	}
+	for _, in := range r.insts {
+		if err := in.checkKept(); err != nil {
+			return r.log, withNote(err, "at the end of the sequence")
+		}
+	}
 	return r.log, nil
+}
+
+// checkKept checks that the snapshot kept as returned (if any) is as it
+// was returned. It runs when a read keeps a newer one and when the
+// sequence ends: a change made by any call in between stays until then,
+// and a history of thousands of messages is not encoded after every read.
+func (in *modelInst) checkKept() error {
+	if in.kept == nil || contentKey(in.kept.Messages) == in.keptKey && diffGroups(in.keptCopy.ToolAtomicGroups, in.kept.ToolAtomicGroups) == "" {
+		return nil
+	}
+	d := contentDiff(in.keptCopy, in.kept)
+	if d == "" {
+		d = "a different encoding of the same messages"
+	}
+	return broken("a snapshot returned earlier is the caller's: later calls, failed ones included, never change it", "the earlier snapshot as returned", d)
 }
 
 // do runs one operation and compares everything it observed with the
@@ -324,11 +343,17 @@ func (in *modelInst) readDiagnostics(op string, rule diagnosticsRule, before []c
 	editDiagnostics(got) // a copy: editing it changes nothing the adapter returns later
 	in.diags = after
 	for i, d := range after {
-		for _, l := range modelLeaks {
-			if ContainsAny([]byte(d.Message+d.Code), l) {
+		// A text read before and found clean is clean: modelLeaks never
+		// change.
+		if text := d.Message + d.Code; !in.cleanDiags[text] {
+			if leaksAny(text) {
 				return broken("diagnostics are metadata only: never payload text, secrets, a transport error's text, a prompt prefix or a local KV port error's text", "no such text",
 					fmt.Sprintf("%s: diagnostic #%d (%s) holds some", op, i, q(d.Code)))
 			}
+			if in.cleanDiags == nil {
+				in.cleanDiags = map[string]bool{}
+			}
+			in.cleanDiags[text] = true
 		}
 		if in.kv != nil && in.kv.holdsKey(d.Message+" "+d.Code) {
 			return broken("diagnostics are metadata only: never an eligibility key (§11)", "no key digest",
@@ -600,13 +625,6 @@ func (r *modelRun) selected(in *modelInst, kind opKind) (diagnosticsRule, string
 // read is a snapshot or a rebuild.
 func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
-	defer func() {
-		if in.kept != nil {
-			if d := contentDiff(in.keptCopy, in.kept); d != "" {
-				panic(abort{broken("a snapshot returned earlier is the caller's: later calls, failed ones included, never change it", "the earlier snapshot as returned", d)})
-			}
-		}
-	}()
 	method, call := "SnapshotHistory", in.a.SnapshotHistory
 	if rebuild {
 		method, call = "RebuildDerivedState", in.a.RebuildDerivedState
@@ -632,10 +650,14 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 		return diagnosticsRule{}, "", err
 	}
 	if rnd.IntN(2) == 0 {
-		// Kept as returned, to see later calls leave it alone.
+		// Kept as returned, to see later calls leave it alone; the one
+		// kept before must be as it was returned.
+		if err := in.checkKept(); err != nil {
+			return diagnosticsRule{}, "", err
+		}
 		kept := snap
 		keptCopy := contract.CloneSnapshot(&snap)
-		in.kept, in.keptCopy = &kept, &keptCopy
+		in.kept, in.keptCopy, in.keptKey = &kept, &keptCopy, contentKey(keptCopy.Messages)
 	} else {
 		editSnapshot(&snap)
 	}

@@ -76,11 +76,31 @@ func ContainsAny(data []byte, probes ...string) bool {
 	if has(string(data)) {
 		return true
 	}
+	if !mayBeJSON(data) {
+		return false
+	}
 	var v any
 	if json.Unmarshal(data, &v) != nil {
 		return false
 	}
 	return valueHas(v, has)
+}
+
+// mayBeJSON reports whether data starts, after JSON whitespace, as a JSON
+// value does: text that does not (most diagnostics and errors) cannot
+// decode, so it is not handed to the decoder, whose errors cost more than
+// the search.
+func mayBeJSON(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{', '[', '"', '-', 't', 'f', 'n':
+			return true
+		}
+		return '0' <= c && c <= '9'
+	}
+	return false
 }
 
 func valueHas(v any, has func(string) bool) bool {
