@@ -269,7 +269,21 @@ func (seq *modelSeq) crossBounds(r *rand.Rand) {
 		}
 	}
 	seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
+	// Then more completions than any window a counter might slip into
+	// on the instance given a local KV port (most of them local KV
+	// requests), and its counters: §11's count every request since the
+	// adapter started.
+	for range modelCounterRun {
+		seq.ops = append(seq.ops, modelOp{kind: opComplete, inst: 1, seed: int(r.Int32()), n: len(seq.ops)})
+	}
+	seq.ops = append(seq.ops, modelOp{kind: opLocalKV, inst: 1})
 }
+
+// modelCounterRun is how many completions the first sequence of a run
+// makes on its instance with a local KV port before reading its counters:
+// past 64 (a power of two a counter window might take), with room for the
+// completions drawn not to be local KV requests.
+const modelCounterRun = 96
 
 // drawFixtures draws the fixture of each of the sequence's instances: the
 // conformance fixture with a drawn model, holding a drawn history one time
