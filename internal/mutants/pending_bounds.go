@@ -87,7 +87,7 @@ var pendingBounds = []Mutant{
 	{
 		Name: "history-capped-at-10000-messages", Family: FamilyBounds,
 		Breaks: "a history of up to 100,000 messages is ordinary (§6, §12's default bound); this one refuses more than 10,000, recording canonical-history-read-failed",
-		Awaits: all(conformance.CheckModel),
+		Fails:  all(conformance.CheckModel),
 		port:   watchReplays,
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			m := newOwnLog(a, e, keepNewest(100))
@@ -123,7 +123,7 @@ var pendingBounds = []Mutant{
 		Breaks: "the local KV counters count every request since the adapter started, saturating only at 2^53−1 (§11); " +
 			"this one counts them over its last 64 completions",
 		Fails: all(conformance.CheckModel),
-		wrap:   func(a contract.Adapter, _ *env) contract.Adapter { return &windowedCounters{decorator: decorator{a}} },
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &windowedCounters{decorator: decorator{a}} },
 	},
 }
 
