@@ -61,8 +61,10 @@ type kvModel struct {
 	privacyHash, runtimeHash string
 	// keys are every key digest the port received: no report may hold one.
 	keys map[string]bool
-	// asked are earlier requests, drawn again so that reuse happens.
+	// asked are earlier requests, drawn again so that reuse happens;
+	// fresh counts the new ones drawn.
 	asked []kvAsk
+	fresh int
 }
 
 // kvAsk is one drawn local KV request.
@@ -162,6 +164,13 @@ func (k *kvModel) draw(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config
 		// it): an eligible model, which reaches the port as given.
 		a.model = LocalKVModel + "\u0085"
 	}
+	if k.fresh == 1 {
+		// The second new request of every port is of that model, to the
+		// local provider, so that no instance with a port leaves it to
+		// the draw.
+		a.provider, a.model = LocalKVProvider, LocalKVModel+"\u0085"
+	}
+	k.fresh++
 	if len(k.asked) < 8 {
 		k.asked = append(k.asked, a)
 	} else {
