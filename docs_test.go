@@ -1,6 +1,7 @@
 package adapterkit_test
 
 import (
+	"go/format"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -294,4 +295,57 @@ func TestDocsNameEveryCheckThatDrawsRandomInput(t *testing.T) {
 		return
 	}
 	t.Fatal("docs/conformance.md: the options table has no WithSeed row")
+}
+
+// TestDocsGoFilesAreFormatted requires every Go file the Markdown of the
+// module shows whole (a fenced go block whose first line names a .go
+// file) to be gofmt-clean, so that pasting it as told leaves nothing to
+// fix.
+func TestDocsGoFilesAreFormatted(t *testing.T) {
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := 0
+	for _, md := range append([]string{"README.md", "CONTRIBUTING.md"}, files...) {
+		b, err := os.ReadFile(md)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, block := range goFileBlocks(string(b)) {
+			shown++
+			formatted, err := format.Source([]byte(block))
+			switch {
+			case err != nil:
+				t.Errorf("%s: Go file #%d does not parse: %v", md, i, err)
+			case string(formatted) != block:
+				t.Errorf("%s: Go file #%d is not gofmt-clean; gofmt makes it\n%s", md, i, formatted)
+			}
+		}
+	}
+	if shown < 2 {
+		t.Fatalf("%d Go files shown; README shows two at least", shown)
+	}
+}
+
+// goFileBlocks returns the fenced go blocks of md whose first line is a
+// comment naming a .go file.
+func goFileBlocks(md string) []string {
+	var out []string
+	var body []string
+	in := false
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case !in && line == "```go":
+			in, body = true, nil
+		case in && line == "```":
+			in = false
+			if len(body) > 0 && strings.HasPrefix(body[0], "// ") && strings.HasSuffix(body[0], ".go") {
+				out = append(out, strings.Join(body, "\n")+"\n")
+			}
+		case in:
+			body = append(body, line)
+		}
+	}
+	return out
 }

@@ -81,13 +81,15 @@ func (a *remoteAdapter) checked(err error) error {
 // would take it for the adapter's own: the method panics with that error (a
 // *RemoteError names the method and the remote code; unknown-method
 // matches contract.ErrNotImplemented), which the conformance checks report
-// as the method's failure.
+// as the method's failure. So does an answer the bridge dropped because it
+// did not fit beside the answers held (ErrHeldTooLarge): the adapter
+// answered, and no substitute is its answer.
 func answered(err error) bool {
 	var re *RemoteError
 	switch {
 	case err == nil:
 		return true
-	case errors.As(err, &re), errors.Is(err, ErrProtocol) && !errors.Is(err, ErrUnavailable):
+	case errors.As(err, &re), (errors.Is(err, ErrProtocol) || errors.Is(err, ErrHeldTooLarge)) && !errors.Is(err, ErrUnavailable):
 		panic(err)
 	}
 	return false

@@ -47,14 +47,19 @@ func NewClient(r io.Reader, w io.WriteCloser, opts Options) *Client {
 		})
 		return err
 	}
-	return newClient(r, w, opts, func(error) { _ = closeBoth() }, closeBoth)
+	return newClient(r, w, opts, nil, func(error) { _ = closeBoth() }, closeBoth)
 }
 
 // newClient starts a client; onBreak runs when the connection breaks, close
-// when the client is closed.
-func newClient(r io.Reader, w io.Writer, opts Options, onBreak func(error), closer func() error) *Client {
+// when the client is closed. held bounds the messages it holds at once
+// (shared by the connections of a factory); nil gives it a bound of its
+// own, of opts.MaxHeldBytes.
+func newClient(r io.Reader, w io.Writer, opts Options, held *heldBudget, onBreak func(error), closer func() error) *Client {
 	c := &Client{timeout: opts.callTimeout(), closer: closer, instances: make(map[string]harnessSide)}
-	c.p = newPeer(r, w, opts.maxLine(), c.handle, onBreak)
+	if held == nil {
+		held = newHeldBudget(opts.maxHeld())
+	}
+	c.p = newPeer(r, w, opts.maxLine(), held, c.handle, onBreak)
 	c.p.eofErr = fmt.Errorf("%w: its output ended", ErrExited)
 	c.p.writeTimeout = c.timeout
 	if !c.p.leadReads(r) {
@@ -202,11 +207,8 @@ func (c *Client) Create(ctx context.Context, setup conformance.Setup) (conforman
 	}
 	inst := conformance.Instance{Adapter: a, ExpectedProjectRoot: res.ExpectedProjectRoot, Cleanup: cleanup, PrivacyConfig: res.PrivacyConfig,
 		Limits: res.Limits, Held: res.Held}
-	switch {
-	case res.Source && res.SourceRewrite:
-		inst.Source = remoteRewritingSource{remoteSource{c: c, id: res.Instance}}
-	case res.Source:
-		inst.Source = remoteSource{c: c, id: res.Instance}
+	if res.Source {
+		inst.Source = newRemoteSource(remoteSource{c: c, id: res.Instance}, res.SourceRewrite, res.SourceBreak)
 	}
 	return inst, nil
 }
@@ -238,13 +240,65 @@ func (s remoteSource) Corrupt(ctx context.Context) error {
 	return s.c.p.call(ctx, s.c.timeout, MethodSourceCorrupt, instanceParams{Instance: s.id}, nil)
 }
 
-// remoteRewritingSource is the source hook of an instance whose hook also
-// rewrites a message in place: a conformance.SourceRewriter.
+func (s remoteSource) rewrite(ctx context.Context, msg contract.Message) error {
+	return refusal(s.c.p.call(ctx, s.c.timeout, MethodSourceRewrite, sourceAppendParams{Instance: s.id, Message: msg}, nil))
+}
+
+func (s remoteSource) breakHistory(ctx context.Context, d conformance.Damage) error {
+	err := s.c.p.call(ctx, s.c.timeout, MethodSourceBreak, sourceBreakParams{Instance: s.id, Damage: d}, nil)
+	var re *RemoteError
+	if errors.As(err, &re) && re.Code == CodeUnsupported {
+		return fmt.Errorf("%w: %w", errors.ErrUnsupported, err)
+	}
+	return err
+}
+
+func (s remoteSource) repair(ctx context.Context) error {
+	return s.c.p.call(ctx, s.c.timeout, MethodSourceRepair, instanceParams{Instance: s.id}, nil)
+}
+
+// newRemoteSource returns the source hook of an instance, implementing
+// conformance.SourceRewriter and conformance.SourceBreaker exactly when the
+// adapter process says its hook does (the checks skip what needs one by
+// asking for the interface).
+func newRemoteSource(s remoteSource, rewrite, brk bool) conformance.Source {
+	switch {
+	case rewrite && brk:
+		return remoteRewritingBreakingSource{remoteRewritingSource{s}}
+	case rewrite:
+		return remoteRewritingSource{s}
+	case brk:
+		return remoteBreakingSource{s}
+	}
+	return s
+}
+
+// remoteRewritingSource is a source hook that also rewrites a message in
+// place: a conformance.SourceRewriter.
 type remoteRewritingSource struct{ remoteSource }
 
 func (s remoteRewritingSource) Rewrite(ctx context.Context, msg contract.Message) error {
-	return refusal(s.c.p.call(ctx, s.c.timeout, MethodSourceRewrite, sourceAppendParams{Instance: s.id, Message: msg}, nil))
+	return s.rewrite(ctx, msg)
 }
+
+// remoteBreakingSource is a source hook that also damages and repairs the
+// history: a conformance.SourceBreaker.
+type remoteBreakingSource struct{ remoteSource }
+
+func (s remoteBreakingSource) Break(ctx context.Context, d conformance.Damage) error {
+	return s.breakHistory(ctx, d)
+}
+
+func (s remoteBreakingSource) Repair(ctx context.Context) error { return s.repair(ctx) }
+
+// remoteRewritingBreakingSource is both.
+type remoteRewritingBreakingSource struct{ remoteRewritingSource }
+
+func (s remoteRewritingBreakingSource) Break(ctx context.Context, d conformance.Damage) error {
+	return s.breakHistory(ctx, d)
+}
+
+func (s remoteRewritingBreakingSource) Repair(ctx context.Context) error { return s.repair(ctx) }
 
 // Err returns the error that broke the connection, or nil while it works.
 func (c *Client) Err() error { return c.p.brokenErr() }

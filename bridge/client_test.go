@@ -24,9 +24,15 @@ type scripted struct {
 
 func newScripted(t *testing.T) (*Client, *scripted) {
 	t.Helper()
+	return newScriptedWith(t, Options{CallTimeout: bound(10 * time.Second)})
+}
+
+// newScriptedWith is newScripted with the client's options.
+func newScriptedWith(t *testing.T, opts Options) (*Client, *scripted) {
+	t.Helper()
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
-	c := NewClient(cr, cw, Options{CallTimeout: bound(10 * time.Second)})
+	c := NewClient(cr, cw, opts)
 	s := &scripted{t: t, in: bufio.NewReader(sr), w: sw}
 	t.Cleanup(func() {
 		sw.Close()

@@ -9,7 +9,8 @@
 // The client side turns an adapter process into a conformance.Factory:
 // Command and NewFactory start one child process per instance, and every
 // instance implements contract.Adapter over it, with a timeout on every
-// call, a bound on every line and on the child's requests in flight, and
+// call, a bound on every line, on the bytes of the answers and requests
+// held at once and on the child's requests in flight, and
 // the child and every process it started killed and reaped when the
 // instance is cleaned up or the child misbehaves. The
 // server side, Serve and Server, exposes any Go conformance.Factory over a

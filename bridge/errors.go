@@ -21,6 +21,11 @@ var (
 	ErrProtocol = errors.New("bridge: protocol violation")
 	// ErrLineTooLong: a line exceeded the configured bound.
 	ErrLineTooLong = errors.New("bridge: line exceeds the size bound")
+	// ErrHeldTooLarge: the messages held at once would pass the bound on
+	// their bytes (Options.MaxHeldBytes). An answer that would pass it
+	// fails its call only; a request that would pass it breaks the
+	// connection.
+	ErrHeldTooLarge = errors.New("bridge: messages held at once exceed the size bound")
 	// ErrExited: the adapter process exited or closed its output.
 	ErrExited = errors.New("bridge: runtime adapter process exited")
 	// ErrUnsupportedVersion: the peer does not speak ProtocolVersion.

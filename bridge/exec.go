@@ -45,7 +45,8 @@ type ExecConfig struct {
 	// closes before it is killed. Zero means
 	// DefaultExitGrace.
 	ExitGrace time.Duration
-	// Options tune the connection (call timeout, line bound).
+	// Options tune the connections (call timeout, line bound, and the
+	// bound on what all the factory's connections hold at once).
 	Options
 }
 
@@ -68,7 +69,7 @@ func NewFactory(cfg ExecConfig) conformance.Factory {
 	if _, isFile := cfg.Stderr.(*os.File); cfg.Stderr != nil && !isFile {
 		cfg.Stderr = &lockedWriter{w: cfg.Stderr}
 	}
-	return &execFactory{cfg: cfg}
+	return &execFactory{cfg: cfg, held: newHeldBudget(cfg.maxHeld())}
 }
 
 // lockedWriter serialises writes to w: exec copies each process's standard
@@ -86,6 +87,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 type execFactory struct {
 	cfg     ExecConfig
+	held    *heldBudget    // bounds what all its processes' connections hold at once
 	onStart func(*process) // tests observe the processes started
 
 	mu    sync.Mutex
@@ -114,7 +116,7 @@ func (f *execFactory) Create(ctx context.Context, setup conformance.Setup) (conf
 	if f.onStart != nil {
 		f.onStart(proc)
 	}
-	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, proc.kill, proc.stop)
+	c := newClient(proc.stdout, proc.stdin, f.cfg.Options, f.held, proc.kill, proc.stop)
 	proc.readDone = c.p.done
 	name, inst, err := open(ctx, c, setup, func() error { return nil })
 	if err != nil {

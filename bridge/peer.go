@@ -22,6 +22,9 @@ const (
 	DefaultCallTimeout = 5 * time.Second
 	// DefaultMaxLineBytes bounds every line when Options.MaxLineBytes is zero.
 	DefaultMaxLineBytes = 64 << 20
+	// DefaultMaxHeldBytes bounds the messages held at once when
+	// Options.MaxHeldBytes is zero: two lines of the default bound.
+	DefaultMaxHeldBytes = 2 * DefaultMaxLineBytes
 )
 
 // Bounds on the requests from the other side in flight on one connection:
@@ -48,6 +51,17 @@ type Options struct {
 	// longer line to write fails that call only. Zero means
 	// DefaultMaxLineBytes.
 	MaxLineBytes int
+	// MaxHeldBytes bounds the bytes of all the messages read and held at
+	// once — by one Client, or by all the adapter processes of one
+	// factory (NewFactory, Pipe): an answer from the line that carried it
+	// until its call has decoded it, a request of the other side until it
+	// is answered. An answer that would pass the bound is dropped, and its
+	// call fails with an error matching ErrHeldTooLarge that names the
+	// bound; the connection goes on. A request that would pass it breaks
+	// the connection (the process is killed). Zero means
+	// DefaultMaxHeldBytes; a bound below MaxLineBytes also refuses a single
+	// answer longer than itself.
+	MaxHeldBytes int
 }
 
 func (o Options) callTimeout() time.Duration {
@@ -64,6 +78,13 @@ func (o Options) maxLine() int {
 	return DefaultMaxLineBytes
 }
 
+func (o Options) maxHeld() int {
+	if o.MaxHeldBytes > 0 {
+		return o.MaxHeldBytes
+	}
+	return DefaultMaxHeldBytes
+}
+
 // handlerFunc answers one request from the other side. The result is
 // encoded with encoding/json; a nil result is written as null.
 type handlerFunc func(ctx context.Context, method string, params json.RawMessage) (any, *WireError)
@@ -71,6 +92,8 @@ type handlerFunc func(ctx context.Context, method string, params json.RawMessage
 type reply struct {
 	result json.RawMessage
 	err    *WireError
+	fail   error // the answer was dropped: it did not fit the held bound
+	held   int   // bytes of the held bound the answer takes until released
 }
 
 // readDeadliner is an input whose blocked reads a deadline can end: a
@@ -117,6 +140,7 @@ type peer struct {
 	in      *bufio.Reader
 	out     io.Writer
 	maxLine int
+	held    *heldBudget // the bound on the messages held at once
 	handle  handlerFunc
 	onBreak func(error)
 	// eofErr is the cause recorded when the input ends; nil means a clean
@@ -156,7 +180,7 @@ type peer struct {
 	partial   bool   // line holds the start of a line a deadline interrupted
 }
 
-func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBreak func(error)) *peer {
+func newPeer(in io.Reader, out io.Writer, maxLine int, held *heldBudget, handle handlerFunc, onBreak func(error)) *peer {
 	ctx, cancel := context.WithCancel(context.Background())
 	// A buffer no larger than the bound makes ReadSlice return as soon as a
 	// line outgrows it, even when the rest of the line never comes.
@@ -165,6 +189,7 @@ func newPeer(in io.Reader, out io.Writer, maxLine int, handle handlerFunc, onBre
 		in:        bufio.NewReaderSize(in, size),
 		out:       out,
 		maxLine:   maxLine,
+		held:      held,
 		handle:    handle,
 		onBreak:   onBreak,
 		pending:   make(map[uint64]chan reply),
@@ -269,11 +294,12 @@ func (p *peer) read() {
 		if blank(line) {
 			continue
 		}
-		env, ok := p.parse(line)
+		env, dealt, ok := p.receive(line)
 		switch {
 		case !ok:
 			close(p.done)
 			return
+		case dealt:
 		case env.Method != "":
 			p.cancelNow(env)
 			switch p.admit(env) {
@@ -310,15 +336,42 @@ func (p *peer) readFailed(err error) {
 	}
 }
 
-// parse decodes a line that is not blank. It reports false when the line
-// broke the connection.
-func (p *peer) parse(line []byte) (envelope, bool) {
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		p.fail(fmt.Errorf("%w: a line is not a JSON protocol message", ErrProtocol))
-		return env, false
+// receive decodes a line that is not blank, holding its bytes within the
+// held bound until the message is done with (env.held). dealt reports
+// that the line needs nothing more: an answer that did not fit the bound
+// failed its call. ok is false when the line broke the connection.
+func (p *peer) receive(line []byte) (env envelope, dealt, ok bool) {
+	n := len(line)
+	if held, fits := p.held.take(n); !fits {
+		return env, true, p.overHeld(line, held)
 	}
-	return env, true
+	if err := json.Unmarshal(line, &env); err != nil {
+		p.held.release(n)
+		p.fail(parseError(line, err))
+		return env, false, false
+	}
+	env.held = n
+	return env, false, true
+}
+
+// overHeld deals with a line that does not fit beside the bytes held,
+// before anything of it is kept: an answer fails its call and is dropped,
+// a request breaks the connection. It reports false when the connection
+// broke.
+func (p *peer) overHeld(line []byte, held int64) bool {
+	var head struct {
+		ID     uint64 `json:"id"`
+		Method string `json:"method"`
+	}
+	if err := json.Unmarshal(line, &head); err != nil {
+		p.fail(parseError(line, err))
+		return false
+	}
+	if head.Method != "" {
+		p.fail(fmt.Errorf("%w; the peer sends more at once than this side holds", p.held.tooMuch("a request", len(line), held)))
+		return false
+	}
+	return p.deliverReply(head.ID, reply{fail: p.held.tooMuch("an answer", len(line), held)})
 }
 
 func blank(line []byte) bool { return len(bytes.TrimSpace(line)) == 0 }
@@ -330,10 +383,12 @@ func (p *peer) dispatch(line []byte) bool {
 	if blank(line) {
 		return true
 	}
-	env, ok := p.parse(line)
+	env, dealt, ok := p.receive(line)
 	switch {
 	case !ok:
 		return false
+	case dealt:
+		return true
 	case env.Method != "":
 		p.cancelNow(env)
 		switch p.admit(env) {
@@ -372,6 +427,7 @@ func (p *peer) admit(env envelope) int {
 		return queuedUp
 	}
 	p.mu.Unlock()
+	p.held.release(env.held)
 	p.fail(fmt.Errorf("%w: more than %d requests in flight (%d served at once); the peer floods or does not read its input", ErrProtocol, maxHandlers+maxQueued, maxHandlers))
 	return refused
 }
@@ -384,6 +440,7 @@ func (p *peer) work1(env envelope) {
 		p.serve(env)
 		p.mu.Lock()
 		for len(p.queued) > 0 && p.err != nil {
+			p.held.release(p.queued[0].held)
 			p.queued = p.queued[1:]
 			p.handlers.Done()
 		}
@@ -413,25 +470,49 @@ func (p *peer) hand(j job) {
 // the connection.
 func (p *peer) deliver(env envelope) bool {
 	if env.Error == nil && env.Result == nil {
+		p.held.release(env.held)
 		p.fail(fmt.Errorf("%w: a response has neither result nor error", ErrProtocol))
 		return false
 	}
+	return p.deliverReply(env.ID, reply{result: env.Result, err: env.Error, held: env.held})
+}
+
+// deliverReply hands r to call id; the answer to a call abandoned is
+// dropped, and one to no request breaks the connection. r goes on the
+// call's channel under p.mu (the channel has room for the one reply of
+// the call), so that a call that gave up finds it there (discard).
+func (p *peer) deliverReply(id uint64, r reply) bool {
 	p.mu.Lock()
-	ch, ok := p.pending[env.ID]
-	if ok {
-		delete(p.pending, env.ID)
-	} else if _, gone := p.abandoned[env.ID]; gone {
-		delete(p.abandoned, env.ID)
+	if ch, ok := p.pending[id]; ok {
+		delete(p.pending, id)
+		ch <- r
 		p.mu.Unlock()
 		return true
 	}
+	_, gone := p.abandoned[id]
+	delete(p.abandoned, id)
 	p.mu.Unlock()
-	if !ok {
-		p.fail(fmt.Errorf("%w: a response names request id %d, which is not pending", ErrProtocol, env.ID))
+	p.held.release(r.held)
+	if !gone {
+		p.fail(fmt.Errorf("%w: a response names request id %d, which is not pending", ErrProtocol, id))
 		return false
 	}
-	ch <- reply{result: env.Result, err: env.Error}
 	return true
+}
+
+// discard is called by call id when it gives up (its connection broke,
+// or it was abandoned): an answer that reached it meanwhile is dropped,
+// and what it held given back.
+func (p *peer) discard(id uint64, ch chan reply) {
+	p.mu.Lock()
+	delete(p.pending, id)
+	var r reply
+	select {
+	case r = <-ch:
+	default:
+	}
+	p.mu.Unlock()
+	p.held.release(r.held)
 }
 
 // readLine returns the next line without its newline; the slice is valid
@@ -562,6 +643,7 @@ func (p *peer) endCall(id uint64) {
 // when the connection ends.
 func (p *peer) serve(env envelope) {
 	defer p.handlers.Done()
+	defer p.held.release(env.held)
 	var res any
 	var werr *WireError
 	if env.Method == MethodCancel {
@@ -739,10 +821,15 @@ func (p *peer) do(ctx context.Context, awaited bool, timeout time.Duration, meth
 		r, err = p.wait(waitCtx, id, ch, method, timeout, deadline)
 	}
 	if err != nil {
+		p.discard(id, ch)
 		if ctx.Err() != nil {
 			p.sendCancel(id)
 		}
 		return err
+	}
+	defer p.held.release(r.held)
+	if r.fail != nil {
+		return fmt.Errorf("bridge: %s: %w", method, r.fail)
 	}
 	if r.err != nil {
 		return &RemoteError{Method: method, Code: r.err.Code, Message: clip(r.err.Message), Family: clip(r.err.Family)}

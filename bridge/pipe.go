@@ -14,12 +14,13 @@ import (
 // the bridge without the process, for tests and benchmarks of the protocol
 // itself. Its Name is factory's.
 func Pipe(factory conformance.Factory, opts Options) conformance.Factory {
-	return &pipeFactory{inner: factory, opts: opts}
+	return &pipeFactory{inner: factory, opts: opts, held: newHeldBudget(opts.maxHeld())}
 }
 
 type pipeFactory struct {
 	inner conformance.Factory
 	opts  Options
+	held  *heldBudget // bounds what all its clients hold at once
 }
 
 // Name implements conformance.Factory.
@@ -63,7 +64,7 @@ func open(ctx context.Context, c *Client, setup conformance.Setup, release func(
 func (f *pipeFactory) connect() (*Client, func() error) {
 	toServer, fromClient := io.Pipe()
 	toClient, fromServer := io.Pipe()
-	srv := &Server{Factory: f.inner, MaxLineBytes: f.opts.MaxLineBytes}
+	srv := &Server{Factory: f.inner, MaxLineBytes: f.opts.MaxLineBytes, MaxHeldBytes: f.opts.MaxHeldBytes}
 	done := make(chan error, 1)
 	go func() {
 		err := srv.Serve(context.Background(), toServer, fromServer)
@@ -75,7 +76,7 @@ func (f *pipeFactory) connect() (*Client, func() error) {
 		fromClient.Close()
 		toClient.Close()
 	}
-	c := newClient(toClient, fromClient, f.opts, func(error) { closeAll() }, func() error {
+	c := newClient(toClient, fromClient, f.opts, f.held, func(error) { closeAll() }, func() error {
 		fromClient.Close()
 		return nil
 	})

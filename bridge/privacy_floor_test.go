@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/mutants"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -39,8 +41,8 @@ func privacyFactory(t *testing.T, cfg privacy.Config) conformance.Factory {
 // TestPipeEnforcesMarkerStructure sends, in process and over the bridge,
 // payloads whose marker structure raises the floor of the whole payload to
 // local-only: a mismatched close that leaves an outer marker open under a
-// later local-only pair, and a member name in content context holding an
-// unclosed marker. Both ways, every content must be withheld from a remote
+// later local-only pair, and a member name holding an unclosed marker, in
+// content context and at the root. Both ways, every content must be withheld from a remote
 // provider, in EnforcePrivacy's result and at the transport.
 func TestPipeEnforcesMarkerStructure(t *testing.T) {
 	checkGoroutines(t)
@@ -63,6 +65,9 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 			map[string]any{"messages": []any{map[string]any{"role": "user", "content": "public text"}},
 				"tools": []any{map[string]any{"input": map[string]any{"x [ds4:local-only]SECRET": "y"}}}},
 			`{"messages":[{"content":` + pl + `,"role":"user"}],"tools":[{"input":{` + pl + `:` + pl + `}}]}`, 3},
+		{"unclosed marker in a member name at the root", privacy.DefaultConfig(),
+			json.RawMessage(`{"x [ds4:local-only]SECRET":1,"messages":[{"role":"user","content":"public text"}]}`),
+			`{` + pl + `:1,"messages":[{"role":"user","content":` + pl + `}]}`, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -98,5 +103,40 @@ func TestPipeEnforcesMarkerStructure(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUpstreamPrivacyEngineOverTheBridge runs the privacy checks on the
+// adapter built on the TypeScript kit's engine (the legal variant
+// upstream-privacy-engine), in process and over the bridge: both ways
+// privacy-engine and privacy-probes pass with the same limit
+// member-name-floor, and fail under strict privacy.
+func TestUpstreamPrivacyEngineOverTheBridge(t *testing.T) {
+	checkGoroutines(t)
+	ctx := context.Background()
+	i := slices.IndexFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == "upstream-privacy-engine" })
+	if i < 0 {
+		t.Fatal("no legal variant upstream-privacy-engine")
+	}
+	m := mutants.Catalogue()[i]
+	engine, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	probes, _ := conformance.CheckByID(conformance.CheckPrivacyProbes)
+	limits := map[string][][]conformance.Limit{}
+	for name, f := range map[string]conformance.Factory{"in process": m.Factory(mutantBase()), "over the bridge": Pipe(m.Factory(mutantBase()), Options{})} {
+		for _, c := range []conformance.Check{engine, probes} {
+			r := c.Run(ctx, f, conformance.WithSeed(7))
+			if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor {
+				t.Fatalf("%s: %s %s, limits %+v, %v", name, c.ID, r.Status, r.Limits, r.Failure)
+			}
+			limits[c.ID] = append(limits[c.ID], r.Limits)
+			if r := c.Run(ctx, f, conformance.WithSeed(7), conformance.WithStrictPrivacy()); r.Status != conformance.StatusFail {
+				t.Fatalf("%s: strict %s %s", name, c.ID, r.Status)
+			}
+		}
+	}
+	for id, ls := range limits {
+		if !slices.Equal(ls[0], ls[1]) {
+			t.Fatalf("%s: the limits differ: %+v and %+v", id, ls[0], ls[1])
+		}
 	}
 }

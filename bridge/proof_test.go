@@ -21,14 +21,23 @@ const mutantEnv = "BRIDGE_TEST_MUTANT"
 
 // mutantBase is the correct adapter every mutant wraps, as in the mutants'
 // own tests.
-func mutantBase() conformance.Factory { return memadapter.ConformanceFactory(false) }
+func mutantBase() conformance.Factory { return memadapter.ConformanceFactory() }
+
+// baseOf is the base factory of m: the reference adapter's for a mutant
+// that reads its history file, mutantBase otherwise.
+func baseOf(m mutants.Mutant) conformance.Factory {
+	if m.ReadsTheHistoryFile() {
+		return reference.NewConformanceFactory()
+	}
+	return mutantBase()
+}
 
 func init() {
 	childServers["serve-reference"] = func() conformance.Factory { return reference.NewConformanceFactory() }
 	childServers["serve-mutant"] = func() conformance.Factory {
 		for _, m := range mutants.Catalogue() {
 			if m.Name == os.Getenv(mutantEnv) {
-				return m.Factory(mutantBase())
+				return m.Factory(baseOf(m))
 			}
 		}
 		panic("no mutant named in " + mutantEnv)
@@ -87,9 +96,9 @@ func TestMutantsOverTheBridge(t *testing.T) {
 		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel() // each mutant waits on its own child process
 			ctx := context.Background()
-			want, wantErr := conformance.Run(ctx, m.Factory(mutantBase()))
+			want, wantErr := conformance.Run(ctx, m.Factory(baseOf(m)))
 			for name, f := range map[string]conformance.Factory{
-				"pipe":    Pipe(m.Factory(mutantBase()), Options{}),
+				"pipe":    Pipe(m.Factory(baseOf(m)), Options{}),
 				"process": childFactory("serve-mutant", Options{}, mutantEnv+"="+m.Name),
 			} {
 				got, err := conformance.Run(ctx, f)

@@ -37,6 +37,8 @@ const (
 	MethodSourceAppend           = "sourceAppend"
 	MethodSourceCorrupt          = "sourceCorrupt"
 	MethodSourceRewrite          = "sourceRewrite"
+	MethodSourceBreak            = "sourceBreak"
+	MethodSourceRepair           = "sourceRepair"
 	MethodShutdown               = "shutdown"
 	MethodCleanup                = "cleanup"
 	MethodTransport              = "transport"
@@ -88,6 +90,10 @@ const (
 	// CodeResponseTooLarge answers a request whose response would exceed the
 	// line bound.
 	CodeResponseTooLarge = "response-too-large"
+	// CodeUnsupported answers a sourceBreak asking for a damage the
+	// runtime's store cannot take; the harness returns an error matching
+	// errors.ErrUnsupported, and the damage is skipped.
+	CodeUnsupported = "unsupported"
 	// CodeCallEnded answers a callback whose params name (in "call") a
 	// harness request that is no longer pending: the harness answered it or
 	// gave it up, so nothing the callback asks for is done.
@@ -111,6 +117,9 @@ type envelope struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *WireError      `json:"error,omitempty"`
+	// held is the bytes of the line that carried a message read, which
+	// it holds within the held bound until it is done with.
+	held int
 }
 
 type helloParams struct {
@@ -134,20 +143,29 @@ type createParams struct {
 // declares the instance's embedding port, which embed requests reach.
 // Source says the instance offers the source hook (sourceAppend and
 // sourceCorrupt requests), SourceRewrite that its hook also rewrites a
-// message in place (sourceRewrite requests); PrivacyConfig, when present, is the privacy
-// configuration its adapter enforces.
+// message in place (sourceRewrite requests), SourceBreak that it also
+// damages and repairs the history (sourceBreak and sourceRepair
+// requests); PrivacyConfig, when present, is the privacy configuration its
+// adapter enforces.
 type createResult struct {
 	Instance            string          `json:"instance"`
 	ExpectedProjectRoot string          `json:"expectedProjectRoot"`
 	EmbeddingPort       *embeddingDecl  `json:"embeddingPort,omitempty"`
 	Source              bool            `json:"source,omitempty"`
 	SourceRewrite       bool            `json:"sourceRewrite,omitempty"`
+	SourceBreak         bool            `json:"sourceBreak,omitempty"`
 	PrivacyConfig       *privacy.Config `json:"privacyConfig,omitempty"`
 	// Limits declares the families the runtime cannot hold
 	// (conformance.Instance.Limits); Held is the history as the runtime
 	// holds it after seeding (conformance.Instance.Held).
 	Limits []gen.Family       `json:"limits,omitempty"`
 	Held   []contract.Message `json:"held,omitempty"`
+}
+
+// sourceBreakParams is the params of sourceBreak.
+type sourceBreakParams struct {
+	Instance string             `json:"instance"`
+	Damage   conformance.Damage `json:"damage"`
 }
 
 // sourceAppendParams is the params of sourceAppend and sourceRewrite.

@@ -19,13 +19,19 @@ import (
 
 // Server exposes a conformance.Factory over the protocol: each create makes
 // an instance with the factory, and the instance's transport calls back to
-// the harness. The zero values of MaxLineBytes and TransportTimeout use
-// DefaultMaxLineBytes and no timeout (the harness bounds its own calls).
+// the harness. The zero values of MaxLineBytes, MaxHeldBytes and
+// TransportTimeout use DefaultMaxLineBytes, DefaultMaxHeldBytes and no
+// timeout (the harness bounds its own calls).
 type Server struct {
 	// Factory creates the instances served.
 	Factory conformance.Factory
 	// MaxLineBytes bounds each line read or written.
 	MaxLineBytes int
+	// MaxHeldBytes bounds the bytes of the requests and answers the
+	// server holds at once, as Options.MaxHeldBytes does for a client: a
+	// request that would pass it ends Serve (ErrHeldTooLarge), an answer
+	// to a transport callback that would pass it fails that callback.
+	MaxHeldBytes int
 	// TransportTimeout, if positive, bounds each transport callback.
 	TransportTimeout time.Duration
 }
@@ -43,7 +49,8 @@ type served struct {
 
 // Serve answers requests read from in, writing responses and transport
 // callbacks to out, until in ends (nil), the harness breaks the protocol (an
-// ErrProtocol or ErrLineTooLong error) or ctx is cancelled (ctx.Err()).
+// ErrProtocol or ErrLineTooLong error), sends more requests at once than
+// MaxHeldBytes holds (ErrHeldTooLarge) or ctx is cancelled (ctx.Err()).
 // Requests are handled concurrently. Before returning, Serve shuts down and
 // cleans up every instance the harness did not clean up, and joins their
 // errors to the result. When ctx is cancelled Serve returns without waiting
@@ -59,7 +66,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	}
 	in, release := pollableInput(in)
 	defer release()
-	st.p = newPeer(in, out, maxLine, st.handle, nil)
+	st.p = newPeer(in, out, maxLine, newHeldBudget(Options{MaxHeldBytes: s.MaxHeldBytes}.maxHeld()), st.handle, nil)
 	st.p.startReadLoop()
 	var cause error
 	select {
@@ -211,13 +218,16 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 			return nil, invalidParams(method)
 		}
 		return adapterResult(port.Embed(ctx, nonNil(p.Texts)))
-	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite:
+	case MethodSourceAppend, MethodSourceCorrupt, MethodSourceRewrite, MethodSourceBreak, MethodSourceRepair:
 		src := sv.inst.Source
 		if src == nil {
 			return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance has no source hook"}
 		}
-		if method == MethodSourceCorrupt {
+		switch method {
+		case MethodSourceCorrupt:
 			return nil, errorOrNil(src.Corrupt(ctx))
+		case MethodSourceBreak, MethodSourceRepair:
+			return sourceBreak(ctx, src, method, params)
 		}
 		rw, canRewrite := src.(conformance.SourceRewriter)
 		if method == MethodSourceRewrite && !canRewrite {
@@ -244,6 +254,26 @@ func (st *serverState) handle(ctx context.Context, method string, params json.Ra
 		return nil, nil
 	}
 	return nil, &WireError{Code: CodeUnknownMethod, Message: "unknown method " + strconv.Quote(clip(method))}
+}
+
+// sourceBreak answers sourceBreak and sourceRepair for src.
+func sourceBreak(ctx context.Context, src conformance.Source, method string, params json.RawMessage) (any, *WireError) {
+	sb, ok := src.(conformance.SourceBreaker)
+	if !ok {
+		return nil, &WireError{Code: CodeUnknownMethod, Message: "the instance's source hook does not break histories"}
+	}
+	if method == MethodSourceRepair {
+		return nil, errorOrNil(sb.Repair(ctx))
+	}
+	var p sourceBreakParams
+	if err := unmarshalParams(params, &p); err != nil {
+		return nil, invalidParams(method)
+	}
+	err := sb.Break(ctx, p.Damage)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return nil, &WireError{Code: CodeUnsupported, Message: clip(err.Error())}
+	}
+	return nil, errorOrNil(err)
 }
 
 // payload returns the payload the adapter sees: the raw JSON, or a value
@@ -340,6 +370,7 @@ func (st *serverState) create(ctx context.Context, params json.RawMessage) (any,
 	res := createResult{Instance: id, ExpectedProjectRoot: inst.ExpectedProjectRoot, Source: inst.Source != nil, PrivacyConfig: inst.PrivacyConfig,
 		Limits: inst.Limits, Held: inst.Held}
 	_, res.SourceRewrite = inst.Source.(conformance.SourceRewriter)
+	_, res.SourceBreak = inst.Source.(conformance.SourceBreaker)
 	if port := embeddingPort(inst.Adapter); port != nil {
 		res.EmbeddingPort = &embeddingDecl{EmbeddingIdentity: port.Identity()}
 	}

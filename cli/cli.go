@@ -50,7 +50,7 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 	fs.SetOutput(stderr)
 	fs.StringVar(&f.exec, "exec", "", "adapter `command` to run (quoted as for a shell), speaking runtime-adapter-bridge-v1; default: the built-in factory, in process")
 	fs.StringVar(&f.report, "report", "", "write the run's report ("+conformance.RunReportVersion+" JSON) to `file`")
-	fs.StringVar(&f.junit, "junit", "", "write JUnit XML results to `file`")
+	fs.StringVar(&f.junit, "junit", "", "write JUnit XML results to `file` (another file than --report's)")
 	fs.BoolVar(&f.extended, "extended", true, "run the extended and capability-gated checks as well as the contract cases")
 	options := defineOptionFlags(fs)
 	fs.Usage = func() {
@@ -61,13 +61,24 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 			fmt.Fprintf(stderr, "  %-24s %s\n", c.ID, c.Summary)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitPass
+	parseErr := fs.Parse(args)
+	if errors.Is(parseErr, flag.ErrHelp) {
+		return exitPass
+	}
+	// Two result files that are one file would leave whichever is written
+	// last: the report is written, the JUnit XML not.
+	if err := distinctFiles(f.report, f.junit); err != nil {
+		fmt.Fprintln(stderr, "conform:", err)
+		f.junit = ""
+		if parseErr == nil {
+			_ = writeResults(f, "", unfinished("the run could not happen: "+err.Error()))
+			return exitBroken
 		}
+	}
+	if parseErr != nil {
 		// The result files named before the bad flag must not keep an
 		// earlier pass either.
-		_ = writeResults(f, "", unfinished("the run could not happen: "+err.Error()))
+		_ = writeResults(f, "", unfinished("the run could not happen: "+parseErr.Error()))
 		return exitBroken
 	}
 	// Before anything runs, the result files say that the run has not
@@ -89,6 +100,9 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		return broken(err)
 	}
 	settings := conformance.Resolve(opts...)
+	if settings.Shards > 0 && settings.Seed == 0 {
+		return broken(errors.New("--shard needs --seed: every shard of a campaign draws from the campaign's seed, which the shards share"))
+	}
 	if !f.extended && len(settings.Checks) == 0 {
 		var contractIDs []string
 		for _, c := range conformance.Checks() {
@@ -123,7 +137,8 @@ func Run(ctx context.Context, args []string, factory conformance.Factory, stdout
 		rep.Passed = false
 		rep.Problems = append(rep.Problems, nothing)
 	}
-	printTable(stdout, targetName, rep, args)
+	addReruns(&rep, args)
+	printTable(stdout, targetName, rep)
 	if err := writeResults(f, targetName, rep); err != nil {
 		fmt.Fprintln(stderr, "conform:", err)
 		if rep.Passed {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -382,6 +383,36 @@ func mutantNamed(t *testing.T, name string) mutants.Mutant {
 	return mutants.Mutant{}
 }
 
+// An adapter built on the TypeScript kit's privacy engine passes with the
+// limit member-name-floor in the summary line, the table, the JSON report
+// and the JUnit properties; --strict-privacy makes privacy-engine fail it.
+func TestConformShowsThePrivacyLimit(t *testing.T) {
+	f := mutantNamed(t, "upstream-privacy-engine").Factory(reference.NewConformanceFactory())
+	dir := t.TempDir()
+	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
+	code, out, errOut := runIt(t, f, "--check", conformance.CheckPrivacyEngine, "--seed", "5", "--report", reportFile, "--junit", junitFile)
+	if code != exitPass || !strings.Contains(out, "\nPASS with limits: member-name-floor — 1 of 1 checks passed (") ||
+		!regexp.MustCompile(`\nlimit: member-name-floor — [1-9]\d* payloads, the marker floor counts string values only`).MatchString(out) {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	rep := readReport(t, reportFile)
+	if len(rep.Limits) != 1 || rep.Limits[0].Deviation != conformance.LimitMemberNameFloor || rep.Limits[0].Family != "" || rep.Limits[0].Count == 0 {
+		t.Fatalf("report limits %+v", rep.Limits)
+	}
+	junit, err := os.ReadFile(junitFile)
+	if err != nil || !strings.Contains(string(junit), `<property name="limits" value="member-name-floor"></property>`) ||
+		!strings.Contains(string(junit), `<property name="limit.member-name-floor" value="`) {
+		t.Fatalf("junit (%v):\n%s", err, junit)
+	}
+	code, out, _ = runIt(t, f, "--check", conformance.CheckPrivacyEngine, "--seed", "5", "--strict-privacy")
+	if code != exitFail || !slices.Equal(failedRows(out), []string{conformance.CheckPrivacyEngine}) || !strings.Contains(out, "Go kit only") || strings.Contains(out, "limit:") {
+		t.Fatalf("--strict-privacy: exit %d\n%s", code, out)
+	}
+	if code, out, _ := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckPrivacyEngine, "--strict-privacy"); code != exitPass || strings.Contains(out, "limit") {
+		t.Fatalf("--strict-privacy on the reference adapter: exit %d\n%s", code, out)
+	}
+}
+
 // The limits of a run are part of its verdict: in the summary line, the
 // JSON report and the JUnit properties; a required family makes one fail.
 func TestConformShowsLimitsInTheVerdict(t *testing.T) {
@@ -442,5 +473,146 @@ func TestConformPrintsTheRerunOfASeededFailure(t *testing.T) {
 	code2, out2, errOut2 := runIt(t, f, words...)
 	if code2 != exitFail || !strings.Contains(out2, "rerun:    "+line+"\n") || len(failedRows(out2)) != 1 {
 		t.Fatalf("rerun %q: exit %d, want the same failure and seed\n%s%s", words, code2, out2, errOut2)
+	}
+}
+
+// A count, bound or seed out of its range is a usage error, before any
+// check runs, and the report says the run did not pass: never a PASS with
+// the checks it would skip skipped.
+func TestNumericFlagsOutOfRangeAreUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--histories", "-1"}, "--histories: -1 is not a count"},
+		{[]string{"--model-steps", "-5"}, "--model-steps: -5 is not a count"},
+		{[]string{"--histories", "-1", "--model-steps", "-5"}, "--histories: -1 is not a count"},
+		{[]string{"--timeout", "0s"}, "--timeout: 0s is not a bound"},
+		{[]string{"--timeout", "-3s"}, "--timeout: -3s is not a bound"},
+		{[]string{"--seed", "0"}, "--seed: 0 is no seed"},
+		{[]string{"--seed", "-1"}, `invalid value "-1" for flag -seed`},
+		{[]string{"--seed", "7", "--shard", "5/4"}, `--shard: "5/4" is no shard`},
+		{[]string{"--seed", "7", "--shard", "0/4"}, `--shard: "0/4" is no shard`},
+		{[]string{"--seed", "7", "--shard", "2"}, `--shard: "2" is no shard`},
+		{[]string{"--shard", "2/4"}, "--shard needs --seed"},
+	} {
+		reportFile := filepath.Join(t.TempDir(), "report.json")
+		args := append([]string{"--check", conformance.CaseIdentity, "--report", reportFile}, tc.args...)
+		code, out, errOut := runIt(t, reference.NewConformanceFactory(), args...)
+		if code != exitBroken || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d\nstdout %q\nstderr %q\nwant exit 2 before any check, saying %q", tc.args, code, out, errOut, tc.want)
+			continue
+		}
+		if rep := readReport(t, reportFile); rep.Passed || len(rep.Problems) == 0 || !strings.Contains(rep.Problems[0], tc.want) {
+			t.Errorf("%q: report passed %t, problems %q; want not passed, saying %q", tc.args, rep.Passed, rep.Problems, tc.want)
+		}
+	}
+	// 0 still skips what it counts, and says so.
+	code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CheckModel+","+conformance.CaseIdentity, "--model-steps", "0", "--seed", "0x2a", "--timeout", "1m")
+	if code != exitPass || !strings.Contains(out, "no model steps were asked for") {
+		t.Errorf("--model-steps 0: exit %d\n%s%s", code, out, errOut)
+	}
+	// The help says what each numeric flag takes.
+	_, _, help := runIt(t, nil, "-h")
+	for _, want := range []string{"0 skips it, a negative count is a usage error (default 20)", "0 skips it, a negative count is a usage error (default 1000)", "must be positive (default 10s)", "a failure never names 0, which is a usage error"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("-h does not say %q:\n%s", want, help)
+		}
+	}
+}
+
+// --report and --junit naming one file is a usage error, however the two
+// names reach it; the file then holds the report, not passed, and no XML.
+func TestReportAndJUnitMustBeTwoFiles(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	existing := filepath.Join(dir, "existing.json")
+	if err := os.WriteFile(existing, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]string{ // name -> target
+		"hard.json":     "",
+		"soft.json":     existing,
+		"dangling.json": filepath.Join(dir, "not-yet.json"),
+		"subdir":        sub,
+	}
+	for name, target := range links {
+		var err error
+		if target == "" {
+			err = os.Link(existing, filepath.Join(dir, name))
+		} else {
+			err = os.Symlink(target, filepath.Join(dir, name))
+		}
+		if err != nil {
+			t.Skipf("cannot make links here: %v", err)
+		}
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct{ name, report, junit string }{
+		{"one path", "r.json", "r.json"},
+		{"relative and absolute", "r.json", filepath.Join(dir, "r.json")},
+		{"unclean", "sub/../r.json", "./r.json"},
+		{"hard link", "existing.json", "hard.json"},
+		{"symbolic link", "soft.json", "existing.json"},
+		{"link to a file not yet there", "dangling.json", "not-yet.json"},
+		{"through a linked folder", "subdir/x.json", "sub/x.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CaseIdentity, "--report", tc.report, "--junit", tc.junit)
+			if code != exitBroken || out != "" || !strings.Contains(errOut, "--report and --junit name one file") {
+				t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant exit 2 before any check, saying both name one file", code, out, errOut)
+			}
+			if rep := readReport(t, tc.report); rep.Passed || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "name one file") {
+				t.Errorf("the file holds passed %t, problems %q; want the report, not passed, saying why", rep.Passed, rep.Problems)
+			}
+		})
+	}
+	// So with a bad flag after them: still the report, never XML.
+	code, _, errOut := runIt(t, reference.NewConformanceFactory(), "--report", "b.json", "--junit", "b.json", "--no-such-flag")
+	if rep := readReport(t, "b.json"); code != exitBroken || rep.Passed || !strings.Contains(errOut, "name one file") {
+		t.Errorf("a bad flag after one file: exit %d, passed %t\n%s", code, rep.Passed, errOut)
+	}
+	// Two files in one folder are two files.
+	if code, out, errOut := runIt(t, reference.NewConformanceFactory(), "--check", conformance.CaseIdentity, "--report", "a.json", "--junit", "a.xml"); code != exitPass {
+		t.Errorf("two files: exit %d\n%s%s", code, out, errOut)
+	}
+	readJUnit(t, "a.xml")
+	readReport(t, "a.json")
+}
+
+// A shard's seeded failure names the shard in its rerun command, in the
+// table and in the report, and the command reproduces the failure.
+func TestShardRerunNamesTheShard(t *testing.T) {
+	t.Parallel()
+	f := mutantNamed(t, "case-sensitive-markers").Factory(reference.NewConformanceFactory())
+	reportFile := filepath.Join(t.TempDir(), "r.json")
+	code, out, errOut := runIt(t, f, "--check", conformance.CheckPrivacyProbes+","+conformance.CaseIdentity, "--seed", "7", "--shard", "1/3", "--report", reportFile)
+	want := "conform --shard 1/3 --check " + conformance.CheckPrivacyProbes + " --seed 0x0000000000000007"
+	if code != exitFail || !strings.Contains(out, "rerun:    "+want+"\n") {
+		t.Fatalf("exit %d, want the rerun %q\n%s%s", code, want, out, errOut)
+	}
+	rep := readReport(t, reportFile)
+	if rep.Campaign == nil || rep.Campaign.Shard != 1 || rep.Campaign.Shards != 3 || rep.Campaign.Seed != 7 {
+		t.Fatalf("campaign %+v", rep.Campaign)
+	}
+	for _, c := range rep.Checks {
+		if c.ID == conformance.CheckPrivacyProbes && (len(c.Rerun) != 1 || c.Rerun[0] != want) {
+			t.Fatalf("the report's rerun %q, want %q", c.Rerun, want)
+		}
+	}
+	words, err := splitCommand(strings.TrimPrefix(want, "conform "))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runIt(t, f, words...); code != exitFail || !strings.Contains(out, "rerun:    "+want+"\n") {
+		t.Fatalf("the rerun: exit %d\n%s%s", code, out, errOut)
+	}
+	// In another shard the check is shard 1's: the shard runs nothing of it.
+	code, out, errOut = runIt(t, f, "--check", conformance.CheckPrivacyProbes+","+conformance.CheckModel, "--model-steps", "50", "--seed", "7", "--shard", "2/3")
+	if code != exitPass || strings.Contains(out, conformance.CheckPrivacyProbes) {
+		t.Fatalf("shard 2/3: exit %d\n%s%s", code, out, errOut)
 	}
 }

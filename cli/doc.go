@@ -19,9 +19,11 @@
 // flags.go ties each flag to its option, so a flag means what its option
 // means in package spec and in RunChecks). The exit status
 // is 0 when every check passed (or was skipped), 1 when one failed, and 2
-// when the run could not happen (bad flags, an adapter command that does
-// not start, a factory that creates no instance, a report that cannot be
-// written); the report and the JUnit file agree with it. Both files are
+// when the run could not happen (bad flags — a negative count, a bound
+// that is not positive, seed 0, --report and --junit naming one file —, an
+// adapter command that does not start, a factory that creates no
+// instance, a report that cannot be written); the report and the JUnit
+// file agree with it. Both files are
 // replaced by an unfinished report (not passed) before any check runs, so
 // a factory that exits the process leaves no earlier pass behind, though
 // it cannot be reported; --exec runs such an adapter in a process of its

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,14 +29,22 @@ type optionFlag struct {
 var optionFlags = []optionFlag{
 	{"name", "factory `name` for reports (default: the name the adapter gives)",
 		stringFlag(func(v string) (conformance.Option, error) { return conformance.WithName(v), nil })},
-	{"timeout", "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check (default " + conformance.DefaultCallTimeout.String() + ")",
+	{"timeout", "bound on every adapter call (a completion includes its transport call); a call that does not return in time fails its check; must be positive (default " + conformance.DefaultCallTimeout.String() + ")",
 		durationFlag(conformance.WithCallTimeout)},
-	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it (default %d)", conformance.DefaultHistories),
+	{"histories", fmt.Sprintf("generated canonical histories the projection check hands the adapter; 0 skips it, a negative count is a usage error (default %d)", conformance.DefaultHistories),
 		intFlag(conformance.WithHistories)},
-	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure (default: a fresh one)",
+	{"seed", "draw the random probes of the privacy checks and the sequences of the model check from this `seed`, to reproduce a failure; a failure never names 0, which is a usage error (default: a fresh one)",
 		uintFlag(conformance.WithSeed)},
-	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it (default %d)", conformance.DefaultModelSteps),
+	{"model-steps", fmt.Sprintf("operations the model check runs, over random sequences; 0 skips it, a negative count is a usage error (default %d)", conformance.DefaultModelSteps),
 		intFlag(conformance.WithModelSteps)},
+	{"shard", "run shard `i/n` of the campaign --seed names (1 <= i <= n): the model check's sequences and the projection check's histories are split among the n shards, every other check runs in shard 1; merge the shards' reports with adapterkit merge-reports (default: the whole campaign)",
+		stringFlag(func(v string) (conformance.Option, error) {
+			i, n, err := parseShard(v)
+			if err != nil {
+				return nil, err
+			}
+			return conformance.WithShard(i, n), nil
+		})},
 	{"check", "run only the check with this `id` (repeatable, or comma-separated)",
 		listFlag(func(ids []string) (conformance.Option, error) {
 			for _, id := range ids {
@@ -63,6 +73,8 @@ var optionFlags = []optionFlag{
 			}
 			return conformance.WithoutFamilies(fams...), nil
 		})},
+	{"strict-privacy", "demand the Go kit's member-name rule of privacy enforcement (SPEC §8, Go kit only): an adapter leaving it out, as the TypeScript kit's engine does, fails the privacy checks instead of passing with the limit " + conformance.LimitMemberNameFloor,
+		boolFlag(conformance.WithStrictPrivacy)},
 	{"require-families", "fail when this history `family` is a limit of the run, refused or declared (repeatable, or comma-separated)",
 		listFlag(func(names []string) (conformance.Option, error) {
 			fams, err := parseFamilies(names)
@@ -122,24 +134,60 @@ func stringFlag(opt func(string) (conformance.Option, error)) func(*flag.FlagSet
 	}
 }
 
+// durationFlag is a flag of a positive duration: a bound of 0 or less
+// would mean no bound in process and the bridge's default over --exec, so
+// the command takes neither.
 func durationFlag(opt func(time.Duration) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Duration(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v <= 0 {
+				return nil, fmt.Errorf("%s is not a bound: give a positive duration such as %s", *v, conformance.DefaultCallTimeout)
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
 	}
 }
 
+// intFlag is a flag of a count: 0 skips what it counts, and a negative
+// count is an error rather than another way to say 0.
 func intFlag(opt func(int) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Int(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v < 0 {
+				return nil, fmt.Errorf("%d is not a count: give 0 or more (0 skips it)", *v)
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
 	}
 }
 
+// uintFlag is a flag of a seed: 0 means "draw a fresh one" to the option,
+// which is not what asking for seed 0 means, and no failure names it.
 func uintFlag(opt func(uint64) conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
 	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
 		v := fs.Uint64(name, 0, usage)
-		return func() ([]conformance.Option, error) { return []conformance.Option{opt(*v)}, nil }
+		return func() ([]conformance.Option, error) {
+			if *v == 0 {
+				return nil, errors.New("0 is no seed a failure names: leave the flag out to draw a fresh seed, or give the seed a failure printed")
+			}
+			return []conformance.Option{opt(*v)}, nil
+		}
+	}
+}
+
+// boolFlag defines a flag that sets opt when given true (--flag or
+// --flag=true); --flag=false sets nothing.
+func boolFlag(opt func() conformance.Option) func(*flag.FlagSet, string, string) func() ([]conformance.Option, error) {
+	return func(fs *flag.FlagSet, name, usage string) func() ([]conformance.Option, error) {
+		v := fs.Bool(name, false, usage)
+		return func() ([]conformance.Option, error) {
+			if !*v {
+				return nil, nil
+			}
+			return []conformance.Option{opt()}, nil
+		}
 	}
 }
 
@@ -180,4 +228,15 @@ func familyNames() string {
 		names = append(names, string(f))
 	}
 	return strings.Join(names, ", ")
+}
+
+// parseShard parses a shard "i/n", 1 <= i <= n.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, errI := strconv.Atoi(a)
+	n, errN := strconv.Atoi(b)
+	if !ok || errI != nil || errN != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%q is no shard: give i/n, with 1 <= i <= n (1/4 … 4/4)", conformance.Redact(v))
+	}
+	return i, n, nil
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -75,10 +74,21 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 			{Name: "factory", Value: rep.FactoryName},
 		},
 	}
+	if rep.KitVersion != "" {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "kitVersion", Value: rep.KitVersion})
+	}
+	if c := rep.Campaign; c != nil {
+		suite.Properties = append(suite.Properties, junitProperty{Name: "campaignSeed", Value: fmt.Sprintf("%#016x", c.Seed)})
+		shard := fmt.Sprintf("%d/%d", c.Shard, c.Shards)
+		if c.Shard == 0 {
+			shard = fmt.Sprintf("all %d merged", c.Shards)
+		}
+		suite.Properties = append(suite.Properties, junitProperty{Name: "shard", Value: shard})
+	}
 	if len(rep.Limits) > 0 {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "limits", Value: conformance.LimitNames(rep.Limits)})
 		for _, l := range rep.Limits {
-			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: strings.TrimPrefix(l.String(), l.Name()+" — ")})
+			suite.Properties = append(suite.Properties, junitProperty{Name: "limit." + l.Name(), Value: l.Detail()})
 		}
 	}
 	for _, c := range rep.Checks {
@@ -90,6 +100,9 @@ func junitXML(target string, rep conformance.RunReport) []byte {
 		case conformance.StatusFail, conformance.StatusError:
 			f := c.Failure
 			text := fmt.Sprintf("rule:     %s\nexpected: %s\nactual:   %s\n", f.Rule, f.Expected, f.Actual)
+			for _, r := range c.Rerun {
+				text += "rerun:    " + r + "\n"
+			}
 			if c.Status == conformance.StatusFail {
 				suite.Failures++
 				jc.Failure = &junitFailure{Message: f.Code, Type: f.Code, Text: text}

@@ -10,11 +10,21 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
+// addReruns gives every failed check of rep that drew random input the
+// command that reruns it alone with its seed, args being the run's own
+// (a shard's --shard among them).
+func addReruns(rep *conformance.RunReport, args []string) {
+	for i, c := range rep.Checks {
+		if c.Seed != 0 && c.Failure != nil {
+			rep.Checks[i].Rerun = []string{rerunCommand(args, c.ID, c.Seed)}
+		}
+	}
+}
+
 // printTable writes the human-readable results: one row per check, the
-// explanation under each failure (with the command that reruns a failed
-// check that drew random input, args being the run's own), and a verdict
-// line.
-func printTable(w io.Writer, target string, rep conformance.RunReport, args []string) {
+// explanation under each failure (with the commands that rerun a failed
+// check that drew random input, Result.Rerun), and a verdict line.
+func printTable(w io.Writer, target string, rep conformance.RunReport) {
 	fmt.Fprintf(w, "%s conformance of %s\n", contract.ContractVersion, target)
 	if rep.FactoryName != "" {
 		fmt.Fprintf(w, "adapter: %s\n", rep.FactoryName)
@@ -39,8 +49,8 @@ func printTable(w io.Writer, target string, rep conformance.RunReport, args []st
 		fmt.Fprintln(w, strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %-6s  %s", width, c.ID, kindWidth, c.Kind, result, detail), " "))
 		if f := c.Failure; f != nil {
 			fmt.Fprintf(w, "%srule:     %s\n%sexpected: %s\n%sactual:   %s\n", pad, f.Rule, pad, f.Expected, pad, f.Actual)
-			if c.Seed != 0 {
-				fmt.Fprintf(w, "%srerun:    %s\n", pad, rerunCommand(args, c.ID, c.Seed))
+			for _, r := range c.Rerun {
+				fmt.Fprintf(w, "%srerun:    %s\n", pad, r)
 			}
 		}
 	}
@@ -74,7 +84,11 @@ func printTable(w io.Writer, target string, rep conformance.RunReport, args []st
 	if skipped > 0 {
 		summary += fmt.Sprintf(", %d skipped", skipped)
 	}
-	fmt.Fprintf(w, "%s%s (%s) in %s\n", verdict, summary, kindCounts(rep.Checks), rep.Duration.Round(time.Millisecond))
+	took := " in " + rep.Duration.Round(time.Millisecond).String()
+	if c := rep.Campaign; c != nil && c.Shard == 0 {
+		took = fmt.Sprintf(" over %d shards of seed %#016x", c.Shards, c.Seed) // merged: no one run's time
+	}
+	fmt.Fprintf(w, "%s%s (%s)%s\n", verdict, summary, kindCounts(rep.Checks), took)
 }
 
 // kindWidth is the width of the KIND column: the longest kind.

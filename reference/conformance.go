@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/conformance"
@@ -97,23 +98,37 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg
 		return inst, err
 	}
 	enforced := privacy.DefaultConfig()
-	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: historySource(path), PrivacyConfig: &enforced}, nil
+	return conformance.Instance{Adapter: a, ExpectedProjectRoot: root, Cleanup: cleanup, Source: &historySource{path: path}, PrivacyConfig: &enforced}, nil
 }
 
 // historySource is the conformance Source of an instance: its history
 // file. Append goes through AppendMessage; Corrupt appends a line that is
-// not JSON, which is how a torn or damaged write looks to a reader.
-type historySource string
-
-func (p historySource) Append(ctx context.Context, msg contract.Message) error {
-	return AppendMessage(ctx, string(p), msg)
+// not JSON, which is how a torn or damaged write looks to a reader; Break
+// damages the file (see conformance_break.go) and Repair writes back the
+// bytes it held before the first Corrupt or Break.
+type historySource struct {
+	path string
+	mu   sync.Mutex
+	// whole is the file as it was before the first Corrupt or Break since
+	// it was last whole; nil when it is whole.
+	whole []byte
 }
 
-func (p historySource) Corrupt(ctx context.Context) error {
+// String is the history file's path.
+func (p *historySource) String() string { return p.path }
+
+func (p *historySource) Append(ctx context.Context, msg contract.Message) error {
+	return AppendMessage(ctx, p.path, msg)
+}
+
+func (p *historySource) Corrupt(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(string(p), os.O_WRONLY|os.O_APPEND, 0)
+	if err := p.keepWhole(); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return err
 	}

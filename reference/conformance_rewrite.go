@@ -15,12 +15,12 @@ import (
 // read and validated, the record replaced, the whole history checked
 // again and written to a temporary file that is renamed over the old one,
 // so a reader sees the old history or the new one, never a mix.
-func (p historySource) Rewrite(ctx context.Context, msg contract.Message) error {
+func (p *historySource) Rewrite(ctx context.Context, msg contract.Message) error {
 	const op = "rewrite"
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	path := string(p)
+	path := p.path
 	l, err := newLimits(nil)
 	if err != nil {
 		return err

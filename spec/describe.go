@@ -88,7 +88,7 @@ func describeCheck(cfg *config, c conformance.Check) {
 			if r.Seed != 0 {
 				env = seedSetting(r.Seed)
 			}
-			failCheck(cfg, c.ID, r.Failure, env)
+			failCheck(cfg, c.ID, r.Failure, cfg.withShardEnv(env))
 		}
 	})
 }
@@ -105,8 +105,8 @@ func reportEntry(c conformance.Check, r conformance.Result) {
 }
 
 // limitsEntry attaches a check's limits to the spec's report, always
-// shown: they are part of the verdict ("multi-result: 12 refused: tool
-// message with two results").
+// shown: they are part of the verdict ("multi-result: 12 histories,
+// refused: tool message with two results").
 func limitsEntry(id string, limits []conformance.Limit) {
 	if len(limits) == 0 {
 		return

@@ -16,6 +16,12 @@
 //
 //	func TestConformance(t *testing.T) { spec.Run(t, myadapter.ConformanceFactory()) }
 //
+// Fuzz and FuzzModel take a FuzzTarget: a *testing.F, or the F that
+// ClusterFuzzLite and OSS-Fuzz put in its place when they build the target
+// for libFuzzer (docs/campaigns.md). Under conformance.WithShard the suite
+// runs one shard of a campaign: the model and property specs run the
+// shard's part, every other spec runs in shard 1 and skips elsewhere.
+//
 // Every spec carries labels to select it: LabelConformance on the seven
 // contract cases and on the spec running them in order on one instance (as
 // conformance.Run does), LabelExtended on every other check, LabelProperty

@@ -24,14 +24,27 @@ import (
 // and runs it with go test -fuzz FuzzModel; plain go test runs the seed
 // corpus (testdata/fuzz/FuzzModel and the seeds FuzzModel adds). A failure
 // is metadata only: operation names, sizes and codes. It takes the options
-// of package conformance.
-func FuzzModel(f *testing.F, factory conformance.Factory, opts ...conformance.Option) {
+// of package conformance. Built for libFuzzer by a fuzzing service (f is
+// not a *testing.F), every input reads the declared limits again and draws
+// from its bytes what go test -fuzz draws from them.
+func FuzzModel(f FuzzTarget, factory conformance.Factory, opts ...conformance.Option) {
 	f.Helper()
-	boundMinimization()
 	cfg := newConfig(factory, opts, "")
-	run, err := conformance.NewProjectionRun(context.Background(), cfg.factory, append([]conformance.Option{conformance.WithTB(f)}, cfg.checkOpts...)...)
+	tf, ok := f.(*testing.F)
+	if !ok {
+		f.Fuzz(func(t libFuzzerT, input []byte) {
+			run, err := conformance.NewProjectionRun(context.Background(), cfg.factory, cfg.checkOpts...)
+			if err != nil {
+				t.Fatalf("%s", conformance.Redact(err.Error()))
+			}
+			checkModelInput(t, cfg, append(slices.Clone(cfg.checkOpts), conformance.WithoutFamilies(run.LeftOut()...)), input)
+		})
+		return
+	}
+	boundMinimization()
+	run, err := conformance.NewProjectionRun(context.Background(), cfg.factory, append([]conformance.Option{conformance.WithTB(tf)}, cfg.checkOpts...)...)
 	if err != nil {
-		f.Fatal(err)
+		tf.Fatal(err)
 	}
 	checkOpts := append(slices.Clone(cfg.checkOpts), conformance.WithoutFamilies(run.LeftOut()...))
 	for i := range 8 {
@@ -40,17 +53,22 @@ func FuzzModel(f *testing.F, factory conformance.Factory, opts ...conformance.Op
 		for j := range seed {
 			seed[j] = byte(r.Uint32())
 		}
-		f.Add(seed)
+		tf.Add(seed)
 	}
-	f.Fuzz(func(t *testing.T, input []byte) {
-		err := conformance.CheckModelInput(context.Background(), cfg.factory, input, checkOpts...)
-		var fail *conformance.Failure
-		switch {
-		case err == nil:
-		case errors.As(err, &fail):
-			t.Fatalf("%s\nrule:     %s\nexpected: %s\nactual:   %s", fail.Code, fail.Rule, fail.Expected, fail.Actual)
-		default:
-			t.Fatalf("%s", conformance.Redact(err.Error()))
-		}
-	})
+	tf.Fuzz(func(t *testing.T, input []byte) { checkModelInput(t, cfg, checkOpts, input) })
+}
+
+// checkModelInput runs the model check on one fuzzer's input and fails
+// (metadata only) when an output is not the model's.
+func checkModelInput(t libFuzzerT, cfg *config, checkOpts []conformance.Option, input []byte) {
+	t.Helper()
+	err := conformance.CheckModelInput(context.Background(), cfg.factory, input, checkOpts...)
+	var fail *conformance.Failure
+	switch {
+	case err == nil:
+	case errors.As(err, &fail):
+		t.Fatalf("%s\nrule:     %s\nexpected: %s\nactual:   %s", fail.Code, fail.Rule, fail.Expected, fail.Actual)
+	default:
+		t.Fatalf("%s", conformance.Redact(err.Error()))
+	}
 }

@@ -40,7 +40,7 @@ func TestSetChecksRespectsTheUser(t *testing.T) {
 // The options reach the checks they configure.
 func TestOptionsReachTheChecks(t *testing.T) {
 	ctx := context.Background()
-	cfg := newConfig(memadapter.ConformanceFactory(false), []conformance.Option{
+	cfg := newConfig(memadapter.ConformanceFactory(), []conformance.Option{
 		conformance.WithName("named"),
 		conformance.WithHistories(7),
 		conformance.WithDiagnosticsLimit(1),
@@ -73,11 +73,31 @@ func TestOptionsReachTheChecks(t *testing.T) {
 	}
 }
 
+// WithStrictPrivacy reaches the privacy checks through the suite's
+// options: the adapter built on the TypeScript kit's engine passes
+// privacy-engine with the limit member-name-floor, and fails it strict.
+func TestStrictPrivacyReachesTheChecks(t *testing.T) {
+	i := slices.IndexFunc(mutants.Catalogue(), func(m mutants.Mutant) bool { return m.Name == "upstream-privacy-engine" })
+	f := mutants.Catalogue()[i].Factory(reference.NewConformanceFactory())
+	c, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	loose := newConfig(f, []conformance.Option{conformance.WithSeed(3)}, "")
+	if r := c.Run(context.Background(), f, loose.checkOpts...); r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Name() != conformance.LimitMemberNameFloor {
+		t.Errorf("privacy-engine: %s, limits %+v, %v", r.Status, r.Limits, r.Failure)
+	}
+	strict := newConfig(f, []conformance.Option{conformance.WithSeed(3), conformance.WithStrictPrivacy()}, "")
+	if !strict.settings.StrictPrivacy || loose.settings.StrictPrivacy {
+		t.Fatalf("StrictPrivacy %t with the option, %t without", strict.settings.StrictPrivacy, loose.settings.StrictPrivacy)
+	}
+	if r := c.Run(context.Background(), f, strict.checkOpts...); r.Status != conformance.StatusFail {
+		t.Errorf("strict privacy-engine: %s", r.Status)
+	}
+}
+
 // The environment variable sets the property spec's draws unless an
 // option says otherwise.
 func TestPropertyChecksEnv(t *testing.T) {
 	t.Setenv(PropertyChecksEnv, "9")
-	f := memadapter.ConformanceFactory(false)
+	f := memadapter.ConformanceFactory()
 	if n := newConfig(f, nil, "").settings.Histories; n != 9 {
 		t.Errorf("histories under %s=9: %d", PropertyChecksEnv, n)
 	}
@@ -108,7 +128,7 @@ func TestSeedSettingNamesTheFailuresSeed(t *testing.T) {
 // so a runtime honest about a limit passes: memadapter holding thinking
 // blocks as text and declaring thinking.
 func TestFuzzDrawsNoDeclaredFamily(t *testing.T) {
-	base := memadapter.ConformanceFactory(false)
+	base := memadapter.ConformanceFactory()
 	thinkingAsText := conformance.NewFactory("thinking-as-text", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		for i := range setup.Fixture.Messages {
 			for k, b := range setup.Fixture.Messages[i].Blocks {
@@ -122,4 +142,31 @@ func TestFuzzDrawsNoDeclaredFamily(t *testing.T) {
 		return inst, err
 	})
 	rapid.Check(t, projectionFuzzer(t, newConfig(thinkingAsText, nil, "")))
+}
+
+// ShardEnv makes the suite a shard of a campaign, unless an option says
+// otherwise; a rerun command then sets it too, and a value naming no shard
+// panics rather than running the whole campaign in every job.
+func TestShardEnv(t *testing.T) {
+	f := reference.NewConformanceFactory()
+	t.Setenv(ShardEnv, "2/3")
+	cfg := newConfig(f, nil, "")
+	if s := cfg.settings; s.Shard != 2 || s.Shards != 3 || cfg.withShardEnv("ADAPTERKIT_SEED=0x1") != "ADAPTERKIT_SHARD=2/3 ADAPTERKIT_SEED=0x1" {
+		t.Fatalf("shard %d/%d, rerun env %q", s.Shard, s.Shards, cfg.withShardEnv("ADAPTERKIT_SEED=0x1"))
+	}
+	cfg = newConfig(f, []conformance.Option{conformance.WithShard(1, 4)}, "")
+	if s := cfg.settings; s.Shard != 1 || s.Shards != 4 || cfg.withShardEnv("") != "" {
+		t.Fatalf("an option's shard: %d/%d, rerun env %q", s.Shard, s.Shards, cfg.withShardEnv(""))
+	}
+	for _, bad := range []string{"4/3", "0/3", "3", "a/b"} {
+		t.Setenv(ShardEnv, bad)
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s=%s did not panic", ShardEnv, bad)
+				}
+			}()
+			newConfig(f, nil, "")
+		}()
+	}
 }

@@ -22,7 +22,7 @@ var _ = ginkgo.Describe("the matchers on the example adapter", func() {
 	)
 	ginkgo.BeforeEach(func(ctx context.Context) {
 		var err error
-		s, err = conformance.Start(ctx, memadapter.ConformanceFactory(false))
+		s, err = conformance.Start(ctx, memadapter.ConformanceFactory())
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		fx = s.Fixture()
 		ginkgo.DeferCleanup(s.Close)
@@ -74,7 +74,7 @@ var _ = ginkgo.Describe("the matchers on the example adapter", func() {
 // A failing matcher's message, as Gomega prints it, names what differs and
 // never the history's text.
 func ExampleHoldHistory() {
-	s, err := conformance.Start(context.Background(), memadapter.ConformanceFactory(false))
+	s, err := conformance.Start(context.Background(), memadapter.ConformanceFactory())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -97,7 +97,7 @@ func ExampleHoldHistory() {
 // the adapter recorded.
 func ExampleFallBackWith() {
 	ctx := context.Background()
-	s, err := conformance.Start(ctx, memadapter.ConformanceFactory(false))
+	s, err := conformance.Start(ctx, memadapter.ConformanceFactory())
 	if err != nil {
 		fmt.Println(err)
 		return

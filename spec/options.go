@@ -1,8 +1,10 @@
 package spec
 
 import (
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"pgregory.net/rapid"
 
@@ -35,6 +37,12 @@ const PropertyChecksEnv = "ADAPTERKIT_PROPERTY_CHECKS"
 // says otherwise; the rerun command of such a check's failure sets it.
 const SeedEnv = "ADAPTERKIT_SEED"
 
+// ShardEnv names the environment variable that makes the suite run one
+// shard of a campaign, "i/n" (as conformance.WithShard(i, n) does) when no
+// option says otherwise: a CI matrix sets it and SeedEnv in each job
+// (docs/campaigns.md). A value that names no shard panics.
+const ShardEnv = "ADAPTERKIT_SHARD"
+
 // config is one embedding of the suite: the factory, the options every
 // check runs with, and what the faces of this package read from them.
 type config struct {
@@ -43,6 +51,7 @@ type config struct {
 	settings  conformance.Settings
 	name      string
 	testName  string // set by Run, for rerun hints
+	shardEnv  string // ShardEnv's setting, when it chose the shard, for rerun hints
 }
 
 // newConfig resolves opts for factory. PropertyChecksEnv, when set to a
@@ -56,10 +65,22 @@ func newConfig(factory conformance.Factory, opts []conformance.Option, testName 
 	if seed, err := strconv.ParseUint(os.Getenv(SeedEnv), 0, 64); err == nil && seed != 0 {
 		all = append(all, conformance.WithSeed(seed))
 	}
+	shardEnv := ""
+	if v := os.Getenv(ShardEnv); v != "" {
+		i, n, err := parseShard(v)
+		if err != nil {
+			panic("spec: " + ShardEnv + ": " + err.Error())
+		}
+		all = append(all, conformance.WithShard(i, n))
+		shardEnv = ShardEnv + "=" + v
+	}
 	all = append(all, opts...)
 	// The checks of one embedding share what it learns of a hung adapter.
 	all = append(all, runscope.New().(conformance.Option))
 	c := &config{factory: factory, checkOpts: all, settings: conformance.Resolve(all...), testName: testName}
+	if s := c.settings; shardEnv != "" && shardEnv == fmt.Sprintf("%s=%d/%d", ShardEnv, s.Shard, s.Shards) {
+		c.shardEnv = shardEnv
+	}
 	c.name = c.settings.Name
 	if c.name == "" {
 		c.name = factory.Name()
@@ -72,4 +93,24 @@ func newConfig(factory conformance.Factory, opts []conformance.Option, testName 
 // draw: gen.History without the families the options leave out.
 func (c *config) histories(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 	return gen.HistoryWithout(runtimeID, sessionID, c.settings.LeftOut...)
+}
+
+// parseShard parses a shard "i/n", 1 <= i <= n.
+func parseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, errI := strconv.Atoi(a)
+	n, errN := strconv.Atoi(b)
+	if !ok || errI != nil || errN != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%q is no shard: give i/n, with 1 <= i <= n", conformance.Redact(v))
+	}
+	return i, n, nil
+}
+
+// withShardEnv adds the shard's environment setting, when it came from
+// ShardEnv, to env, the settings a rerun command puts before itself.
+func (c *config) withShardEnv(env string) string {
+	if c.shardEnv == "" || env == "" {
+		return c.shardEnv + env
+	}
+	return c.shardEnv + " " + env
 }

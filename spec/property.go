@@ -24,24 +24,38 @@ func describeProperty(cfg *config, c conformance.Check) {
 		if cfg.settings.Histories <= 0 {
 			ginkgo.Skip("skipped, not passed: no generated histories were asked for")
 		}
+		s := cfg.settings
+		if s.Shards > 0 && s.Seed == 0 {
+			ginkgo.Fail(fmt.Sprintf("%s: shard %d/%d names no campaign: every shard needs the campaign's seed (conformance.WithSeed, %s)", c.ID, s.Shard, s.Shards, SeedEnv))
+		}
 		run, err := conformance.NewProjectionRun(ctx, cfg.factory, cfg.runOptions()...)
 		var f *conformance.Failure
 		if errors.As(err, &f) {
 			failCheck(cfg, c.ID, f, "")
 		}
 		var mu sync.Mutex
+		// A shard of a campaign (WithShard) draws every history rapid
+		// draws from the campaign's seed, and hands the run the k-th when
+		// k is its shard's, less one, modulo the shards; once a draw has
+		// failed, rapid's replays and shrinking are all checked.
+		drawn, failing := 0, false
 		checkProperty(cfg, c.ID, func(t *rapid.T) {
 			fx := conformance.NewFixture()
 			msgs := rapid.Map(gen.HistoryWithout(fx.RuntimeID, fx.SessionID, run.LeftOut()...),
 				func(ms []contract.Message) drawnHistory { return ms }).Draw(t, "history")
 			mu.Lock()
 			defer mu.Unlock()
-			projectionProperty(ctx, t, run, msgs)
+			k := drawn
+			drawn++
+			if s.Shards > 1 && k%s.Shards != s.Shard-1 && !failing {
+				return
+			}
+			projectionProperty(ctx, t, run, msgs, func() { failing = true })
 		})
 		ginkgo.GinkgoWriter.Println(run.Note())
 		limitsEntry(c.ID, run.Limits())
 		if err := run.Verdict(ctx); errors.As(err, &f) {
-			failCheck(cfg, c.ID, f, rerunSeed(cfg))
+			failCheck(cfg, c.ID, f, cfg.withShardEnv(rerunSeed(cfg)))
 		}
 	})
 }
@@ -50,9 +64,12 @@ func describeProperty(cfg *config, c conformance.Check) {
 // when its snapshot is not its faithful projection, or its refusal breaks
 // a rule one history shows. The rules of refusals across the run are the
 // verdict's, after every draw.
-func projectionProperty(ctx context.Context, t *rapid.T, run *conformance.ProjectionRun, msgs []contract.Message) {
+func projectionProperty(ctx context.Context, t *rapid.T, run *conformance.ProjectionRun, msgs []contract.Message, failing func()) {
 	err := run.Check(ctx, msgs)
 	var f *conformance.Failure
+	if err != nil && !errors.Is(err, conformance.ErrUnrepresentable) {
+		failing()
+	}
 	switch {
 	case err == nil, errors.Is(err, conformance.ErrUnrepresentable):
 	case errors.As(err, &f):
@@ -105,7 +122,7 @@ func checkProperty(cfg *config, id string, prop func(*rapid.T)) {
 	case tb.failfile != "":
 		env = "RAPID_FAILFILE=" + strconv.Quote(tb.failfile)
 	}
-	ginkgo.Fail(fmt.Sprintf("%s: a generated history was not projected faithfully\n%s\n%s", id, report, rerunHint(cfg, id, env)))
+	ginkgo.Fail(fmt.Sprintf("%s: a generated history was not projected faithfully\n%s\n%s", id, report, rerunHint(cfg, id, cfg.withShardEnv(env))))
 }
 
 var (

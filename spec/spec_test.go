@@ -17,8 +17,12 @@ import (
 // The suite embedded twice: with and without an embedding port, which also
 // shows that Describe can be called more than once.
 var (
-	_ = spec.Describe(memadapter.ConformanceFactory(true), conformance.WithName("memadapter with embeddings"))
-	_ = spec.Describe(needsTB(memadapter.ConformanceFactory(false)))
+	_ = spec.Describe(memadapter.ConformanceFactory(memadapter.WithEmbeddings()), conformance.WithName("memadapter with embeddings"))
+	_ = spec.Describe(needsTB(memadapter.ConformanceFactory()))
+	// A shard of a campaign: its model and property specs run the shard's
+	// part, every other spec is shard 1's and skips.
+	_ = spec.Describe(memadapter.ConformanceFactory(memadapter.WithEmbeddings()), conformance.WithName("memadapter, shard 2 of 3"), conformance.WithSeed(0x5eed),
+		conformance.WithShard(2, 3), conformance.WithModelSteps(150), conformance.WithHistories(6))
 )
 
 // needsTB wraps a factory that refuses to create an instance unless the

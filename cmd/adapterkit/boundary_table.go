@@ -120,3 +120,31 @@ var buildRegistries = []registryFunc{
 	{Registry: release.Registry{Package: "contract/localkv", Name: "Reasons", Kind: "list", Signature: "func() []contract/localkv.Reason"}, list: func() any { return contract_localkv.Reasons() }},
 	{Registry: release.Registry{Package: "contract/privacy", Name: "Classifications", Kind: "list", Signature: "func() []contract/privacy.Classification"}, list: func() any { return contract_privacy.Classifications() }},
 }
+
+// buildRequirements are the require lines of this build's go.mod.
+var buildRequirements = []release.Requirement{
+	{Path: "github.com/Masterminds/semver/v3", Version: "v3.4.0"},
+	{Path: "github.com/go-logr/logr", Version: "v1.4.3"},
+	{Path: "github.com/go-task/slim-sprig/v3", Version: "v3.0.0"},
+	{Path: "github.com/google/go-cmp", Version: "v0.7.0"},
+	{Path: "github.com/google/pprof", Version: "v0.0.0-20260402051712-545e8a4df936"},
+	{Path: "github.com/onsi/ginkgo/v2", Version: "v2.34.0"},
+	{Path: "github.com/onsi/gomega", Version: "v1.44.0"},
+	{Path: "github.com/pmezard/go-difflib", Version: "v1.0.0"},
+	{Path: "github.com/sebdah/goldie/v2", Version: "v2.8.0"},
+	{Path: "github.com/sergi/go-diff", Version: "v1.0.0"},
+	{Path: "go.yaml.in/yaml/v3", Version: "v3.0.5"},
+	{Path: "golang.org/x/mod", Version: "v0.36.0"},
+	{Path: "golang.org/x/net", Version: "v0.56.0"},
+	{Path: "golang.org/x/sync", Version: "v0.21.0"},
+	{Path: "golang.org/x/sys", Version: "v0.46.0"},
+	{Path: "golang.org/x/text", Version: "v0.38.0"},
+	{Path: "golang.org/x/tools", Version: "v0.45.0"},
+	{Path: "pgregory.net/rapid", Version: "v1.3.0"},
+}
+
+// buildDrawing are the modules whose code this build's generators and
+// checks (release.DrawingPackages) run.
+var buildDrawing = []string{
+	"pgregory.net/rapid",
+}

@@ -488,3 +488,126 @@ func probeRegistries(ctx context.Context, probe string) ([]string, int, error) {
 	}
 	return diffs, len(probes), nil
 }
+
+// compareDeclarations names every package-level declaration of the
+// release's packages a build of the boundary compiles that is not the same
+// on every platform: declared otherwise on some, or on some only. This
+// build's are the same on every platform, and verify-release runs the
+// release (its probe, its reference adapter) on this platform only, so a
+// declaration of one platform's build is judged by nothing else.
+func compareDeclarations(bs []release.Boundary) []string {
+	decls := make([]map[string]release.Declaration, len(bs))
+	var ids []string
+	seen := map[string]bool{}
+	for i, b := range bs {
+		decls[i] = map[string]release.Declaration{}
+		for _, d := range b.Declarations {
+			if !seen[d.ID()] {
+				seen[d.ID()] = true
+				ids = append(ids, d.ID())
+			}
+			decls[i][d.ID()] = d
+		}
+	}
+	slices.Sort(ids)
+	// The platforms' declarations of one id, grouped by digest ("" where
+	// a platform does not declare it), in the order of the platforms.
+	type group struct {
+		digest string
+		files  []string
+		on     []release.Platform
+	}
+	var diffs []string
+	for _, id := range ids {
+		var gs []*group
+		for i, b := range bs {
+			d := decls[i][id]
+			j := slices.IndexFunc(gs, func(g *group) bool { return g.digest == d.Digest })
+			if j < 0 {
+				gs = append(gs, &group{digest: d.Digest})
+				j = len(gs) - 1
+			}
+			if d.File != "" && !slices.Contains(gs[j].files, d.File) {
+				gs[j].files = append(gs[j].files, d.File)
+			}
+			gs[j].on = append(gs[j].on, b.Platform)
+		}
+		if len(gs) == 1 {
+			continue
+		}
+		parts := make([]string, len(gs))
+		for i, g := range gs {
+			if g.digest == "" {
+				parts[i] = "nowhere on " + platformList(g.on)
+			} else {
+				parts[i] = "in " + strings.Join(g.files, " or ") + " on " + platformList(g.on)
+			}
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: the release declares it differently by platform: %s", id, strings.Join(parts, "; ")))
+	}
+	return diffs
+}
+
+// unbuiltFiles names the files of the release's packages a build of the
+// boundary compiles that no platform's build compiles (with cgo off): a
+// build with cgo, with other tags or for another system would compile what
+// they declare, which verify-release cannot see. This build has none.
+func unbuiltFiles(bs []release.Boundary) []string {
+	if len(bs) == 0 {
+		return nil
+	}
+	var diffs []string
+	for _, f := range bs[0].Ignored {
+		everywhere := true
+		for _, b := range bs[1:] {
+			everywhere = everywhere && slices.Contains(b.Ignored, f)
+		}
+		if !everywhere {
+			continue
+		}
+		why := "its file name"
+		if f.Constraint != "" {
+			why = "//go:build " + f.Constraint
+		}
+		diffs = append(diffs, fmt.Sprintf("%s: no platform's build compiles it (%s): a build with cgo, other tags or for another system would, and verify-release cannot see what it declares", f.File, why))
+	}
+	return diffs
+}
+
+// filesSummary says which files of the release's packages the builds of
+// the boundary compile: how many, and those some platforms only compile.
+func filesSummary(bs []release.Boundary) string {
+	var all []string
+	on := map[string][]release.Platform{}
+	for _, b := range bs {
+		for _, f := range b.Files {
+			if _, ok := on[f]; !ok {
+				all = append(all, f)
+			}
+			on[f] = append(on[f], b.Platform)
+		}
+	}
+	var some []string
+	for _, f := range all {
+		if len(on[f]) < len(bs) {
+			some = append(some, f+" ("+platformList(on[f])+")")
+		}
+	}
+	s := fmt.Sprintf("%d files", len(all))
+	if len(some) == 0 {
+		return s + ", the same on every platform"
+	}
+	return fmt.Sprintf("%s, %d of them on some platforms only: %s", s, len(some), strings.Join(some, ", "))
+}
+
+// modulePackages counts the packages of the module whose declarations bs
+// hold.
+func modulePackages(bs []release.Boundary) int {
+	pkgs := map[string]bool{}
+	for _, b := range bs {
+		for _, d := range b.Declarations {
+			pkgs[d.Package] = true
+		}
+	}
+	return len(pkgs)
+}

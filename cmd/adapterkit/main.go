@@ -4,6 +4,7 @@
 // Usage:
 //
 //	adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
+//	adapterkit merge-reports [--report FILE] [--junit FILE] SHARD.json...
 //	adapterkit serve-reference [--embeddings]
 //	adapterkit verify-release VERSION
 //
@@ -19,6 +20,10 @@
 // not happen. A Go adapter gets the same command for its own factory from
 // package cli.
 //
+// With --seed S --shard i/n, conform runs shard i of the campaign of n
+// shards seed S names, and merge-reports combines the shards' reports into
+// the campaign's verdict, table, report and JUnit XML (docs/campaigns.md).
+//
 // serve-reference serves the reference adapter over stdin and stdout (with
 // --embeddings, with a deterministic local embedding port), so the bridge
 // can be tried end to end:
@@ -29,11 +34,13 @@
 // the configured GOPROXY and judges it with this build: its 0.2 registry
 // pin, every exported constant of contract, contract/privacy and
 // contract/localkv as each first-class platform compiles them (type-checked
-// from source, not run), the answers of their registry functions, and this
-// build's whole catalogue of checks run over the bridge on the release's
-// serve-reference, with and without --embeddings. It exits 0 when the
-// boundary holds, 1 when something differs and 2 when the release cannot
-// be fetched, built or run to a verdict.
+// from source, not run), the answers of their registry functions, every
+// package-level declaration those packages compile (none may differ between
+// platforms), the go.mod requirements of the modules the generators and
+// checks run, and this build's whole catalogue of checks run over the
+// bridge on the release's serve-reference, with and without --embeddings.
+// It exits 0 when the boundary holds, 1 when something differs and 2 when
+// the release cannot be fetched, built or run to a verdict.
 package main
 
 import (
@@ -65,13 +72,16 @@ const usage = `usage:
   adapterkit conform [flags] [--exec "CMD ARGS" | -- CMD ARGS...]
       run the conformance suite against an adapter process, or, without a
       command, against the bundled reference adapter in process
+  adapterkit merge-reports [--report FILE] [--junit FILE] SHARD.json...
+      combine the reports of a campaign's shards (conform --seed S
+      --shard i/n --report SHARD.json) into the campaign's verdict
   adapterkit serve-reference [--embeddings]
       serve the reference adapter over stdin/stdout (runtime-adapter-bridge-v1),
       with --embeddings with a deterministic local embedding port
   adapterkit verify-release VERSION
       check a published release against this build's compatibility boundary
 
-run "adapterkit conform -h" for the conform flags
+run "adapterkit COMMAND -h" for the flags of a command
 `
 
 // run is main without the process: it returns the exit status.
@@ -83,6 +93,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "conform":
 		return cli.Run(ctx, args[1:], reference.NewConformanceFactory(), stdout, stderr)
+	case "merge-reports":
+		return cli.Merge(args[1:], stdout, stderr)
 	case "serve-reference":
 		return serveReference(ctx, args[1:], stdin, stdout, stderr)
 	case "verify-release":

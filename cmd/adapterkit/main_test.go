@@ -211,6 +211,49 @@ func TestServeReferenceEmbeddings(t *testing.T) {
 	}
 }
 
+// Every subcommand the usage names answers -h, -help and --help with a
+// usage of its own, naming the command and its flags, and exit status 0;
+// so does the command itself.
+func TestEverySubcommandHasHelp(t *testing.T) {
+	var subcommands []string
+	for _, line := range strings.Split(usage, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  adapterkit "); ok {
+			subcommands = append(subcommands, strings.Fields(rest)[0])
+		}
+	}
+	want := map[string][]string{
+		"conform":         {"usage: conform [flags]", "-histories", "-shard", "checks:"},
+		"merge-reports":   {"usage: merge-reports", "-report", "-junit"},
+		"serve-reference": {"usage: adapterkit serve-reference [--embeddings]", "-embeddings"},
+		"verify-release":  {"usage: adapterkit verify-release VERSION"},
+	}
+	if len(subcommands) != len(want) {
+		t.Fatalf("the usage names the subcommands %q; this test knows %d", subcommands, len(want))
+	}
+	for _, sub := range subcommands {
+		if want[sub] == nil {
+			t.Errorf("the usage names %q, which this test does not know", sub)
+		}
+		for _, h := range []string{"-h", "-help", "--help"} {
+			code, out, errOut := runInProcess(t, sub, h)
+			help := out + errOut
+			if code != exitPass || strings.Contains(help, "Usage of") {
+				t.Errorf("%s %s: exit %d, want 0 and a usage of its own\n%s", sub, h, code, help)
+			}
+			for _, w := range want[sub] {
+				if !strings.Contains(help, w) {
+					t.Errorf("%s %s does not say %q:\n%s", sub, h, w, help)
+				}
+			}
+		}
+	}
+	for _, h := range []string{"help", "-h", "-help", "--help"} {
+		if code, out, _ := runInProcess(t, h); code != exitPass || out != usage {
+			t.Errorf("adapterkit %s: exit %d\n%s", h, code, out)
+		}
+	}
+}
+
 // The command runs the catalogue directly: no test framework is linked in.
 func TestCommandDoesNotLinkGinkgo(t *testing.T) {
 	out, err := exec.CommandContext(deadline(t, time.Minute), "go", "list", "-deps", ".").Output()

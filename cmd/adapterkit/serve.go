@@ -18,11 +18,28 @@ func serveReference(ctx context.Context, args []string, stdin io.Reader, stdout,
 	fs := flag.NewFlagSet("serve-reference", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	embeddings := fs.Bool("embeddings", false, "give every instance a deterministic local embedding port")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, `usage: adapterkit serve-reference [--embeddings]
+
+Serves the reference adapter over stdin and stdout, speaking
+runtime-adapter-bridge-v1 (docs/bridge.md), until stdin ends: one
+instance per create, each in a temporary folder of its own. Try the
+bridge end to end with
+  adapterkit conform --exec "adapterkit serve-reference"
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitPass
+		}
 		return exitBroken
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "adapterkit serve-reference: unexpected arguments")
+		fmt.Fprintf(stderr, "adapterkit serve-reference: unexpected arguments %q\n\n", fs.Args())
+		fs.Usage()
 		return exitBroken
 	}
 	var opts []reference.FactoryOption

@@ -80,10 +80,21 @@ go mod download does) and judges it with this build:
   - the registry functions of those packages (func() []T, func(string) bool)
     exist with this build's signatures, and answer this build's probes as
     this build does (in a program built against the release);
+  - every package-level declaration of those packages, and of the packages
+    of the module they import, is the same, token for token, in every
+    platform's build (none declared otherwise under a build constraint, or
+    on some platforms only), and no file of them is left out by every
+    platform's build;
+  - the release's go.mod requires this build's version of every module the
+    generators and checks (`+strings.Join(release.DrawingPackages, ", ")+`) run; other
+    requirements that differ are listed as notes;
   - this build's whole catalogue of checks passes on the release's
     reference adapter (its adapterkit serve-reference, with and without
     --embeddings), run over the bridge.
 The release's own checks are not asked: they could vouch for anything.
+Not seen: a function body that misbehaves on an input no probe or check
+tries, registry answers outside the probes, and what a build with cgo or
+other tags would compile beyond the files named.
 Exit status: 0 when the boundary holds, 1 when something differs, 2 when
 the release cannot be fetched, built or run to a verdict (and nothing
 else differs).
@@ -142,7 +153,10 @@ else differs).
 		v.part(fmt.Sprintf("constants: %d exported constants of %s on %d platforms (%s)", len(buildConstants),
 			strings.Join(release.BoundaryPackages, ", "), len(platforms), platformList(platforms)), compareConstants(bs))
 		v.part(fmt.Sprintf("registry functions: %s on %d platforms", registryList(), len(platforms)), compareRegistries(bs))
+		v.part(fmt.Sprintf("declarations: every package-level declaration of the %d packages of the module the boundary packages compile, on %d platforms (%s)",
+			modulePackages(bs), len(platforms), filesSummary(bs)), append(compareDeclarations(bs), unbuiltFiles(bs)...))
 	}
+	v.requirements(ctx, mod.Dir)
 
 	if bs != nil {
 		probe, probed, err := buildProbe(ctx, tmp, mod, bs)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +19,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/golden"
@@ -109,9 +115,11 @@ func deadline(t *testing.T, d time.Duration) context.Context {
 // checkout is the boundary of the checkout for every platform, loaded
 // once for the tests that read it.
 var checkout struct {
-	once sync.Once
-	bs   []release.Boundary
-	err  error
+	once    sync.Once
+	bs      []release.Boundary
+	reqs    []release.Requirement
+	drawing []string
+	err     error
 }
 
 // loadCheckout loads the boundary of the checkout for every platform.
@@ -125,7 +133,13 @@ func loadCheckout(t *testing.T) []release.Boundary {
 			checkout.err = err
 			return
 		}
-		checkout.bs, checkout.err = release.Load(ctx, moduleRoot, nil, ps, release.BoundaryPackages...)
+		if checkout.bs, checkout.err = release.Load(ctx, moduleRoot, nil, ps, release.BoundaryPackages...); checkout.err != nil {
+			return
+		}
+		if checkout.reqs, checkout.err = release.Requirements(moduleRoot); checkout.err != nil {
+			return
+		}
+		checkout.drawing, checkout.err = release.ModulesOf(ctx, moduleRoot, nil, release.DrawingPackages...)
 	})
 	if checkout.err != nil {
 		t.Fatal(checkout.err)
@@ -134,8 +148,9 @@ func loadCheckout(t *testing.T) []release.Boundary {
 }
 
 // boundaryTable renders the generated file from the checkout's boundary,
-// which must be the same on every platform.
-func boundaryTable(t *testing.T, bs []release.Boundary) []byte {
+// which must be the same on every platform, its requirements and the
+// modules its generators and checks run.
+func boundaryTable(t *testing.T, bs []release.Boundary, reqs []release.Requirement, drawing []string) []byte {
 	t.Helper()
 	for _, b := range bs[1:] {
 		if !slices.Equal(b.Constants, bs[0].Constants) || !slices.Equal(b.Registries, bs[0].Registries) {
@@ -169,6 +184,14 @@ func boundaryTable(t *testing.T, bs []release.Boundary) []byte {
 		}
 		fmt.Fprintf(&w, "\t{Registry: release.Registry{Package: %q, Name: %q, Kind: %q, Signature: %q}, %s},\n", r.Package, r.Name, r.Kind, r.Signature, fn)
 	}
+	w.WriteString("}\n\n// buildRequirements are the require lines of this build's go.mod.\nvar buildRequirements = []release.Requirement{\n")
+	for _, r := range reqs {
+		fmt.Fprintf(&w, "\t{Path: %q, Version: %q},\n", r.Path, r.Version)
+	}
+	w.WriteString("}\n\n// buildDrawing are the modules whose code this build's generators and\n// checks (release.DrawingPackages) run.\nvar buildDrawing = []string{\n")
+	for _, m := range drawing {
+		fmt.Fprintf(&w, "\t%q,\n", m)
+	}
 	w.WriteString("}\n")
 	src, err := format.Source([]byte(w.String()))
 	if err != nil {
@@ -188,7 +211,8 @@ func goString(s string) string {
 // The table verify-release judges a release by is this build's boundary,
 // generated from its source: no hand-kept list.
 func TestBoundaryTableIsCurrent(t *testing.T) {
-	want := boundaryTable(t, loadCheckout(t))
+	bs := loadCheckout(t)
+	want := boundaryTable(t, bs, checkout.reqs, checkout.drawing)
 	if golden.Updating() {
 		if err := os.WriteFile(tableFile, want, 0o644); err != nil {
 			t.Fatal(err)
@@ -209,8 +233,14 @@ func TestBoundaryOfTheCheckoutHolds(t *testing.T) {
 		t.Errorf("registry pin of the checkout: %q, %v", diffs, err)
 	}
 	bs := loadCheckout(t)
-	if diffs := append(compareConstants(bs), compareRegistries(bs)...); len(diffs) > 0 {
+	if diffs := slices.Concat(compareConstants(bs), compareRegistries(bs), compareDeclarations(bs), unbuiltFiles(bs)); len(diffs) > 0 {
 		t.Errorf("the checkout differs from this build's table:\n%s", strings.Join(diffs, "\n"))
+	}
+	if diffs, notes := compareRequirements(checkout.reqs, checkout.drawing); len(diffs)+len(notes) > 0 {
+		t.Errorf("the checkout's requirements differ from this build's table: %q %q", diffs, notes)
+	}
+	if got := filesSummary(bs); !strings.HasSuffix(got, " files, the same on every platform") || modulePackages(bs) != 7 {
+		t.Errorf("the checkout's files: %s, of %d packages", got, modulePackages(bs))
 	}
 	for _, id := range []string{"contract.CapabilityIDs", "contract.IsRegisteredCapability"} {
 		if !slices.ContainsFunc(buildRegistries, func(r registryFunc) bool { return r.ID() == id }) {
@@ -302,6 +332,82 @@ func TestBoundaryDifferences(t *testing.T) {
 			got := append(compareConstants(bs), compareRegistries(bs)...)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+// A declaration a build for some platforms compiles otherwise, or only
+// there, is a difference, named with the files and platforms; so is a file
+// no platform compiles. Files some platforms only compile are listed.
+func TestDeclarationDifferences(t *testing.T) {
+	linux, darwin, windows := release.Platform{GOOS: "linux", GOARCH: "amd64"}, release.Platform{GOOS: "darwin", GOARCH: "arm64"}, release.Platform{GOOS: "windows", GOARCH: "amd64"}
+	decl := func(name, file, digest string) release.Declaration {
+		return release.Declaration{Package: "contract", Name: name, File: file, Digest: digest}
+	}
+	cgo := release.IgnoredFile{File: "contract/cgo.go", Constraint: "cgo"}
+	bs := []release.Boundary{
+		{Platform: linux, Files: []string{"contract/a.go", "contract/is_other.go"}, Ignored: []release.IgnoredFile{cgo, {File: "contract/is_windows.go"}},
+			Declarations: []release.Declaration{decl("A", "contract/a.go", "1"), decl("Is", "contract/is_other.go", "2"), decl("Same", "contract/is_other.go", "3")}},
+		{Platform: darwin, Files: []string{"contract/a.go", "contract/is_other.go"}, Ignored: []release.IgnoredFile{cgo, {File: "contract/is_windows.go"}},
+			Declarations: []release.Declaration{decl("A", "contract/a.go", "1"), decl("Is", "contract/is_other.go", "2"), decl("Same", "contract/is_other.go", "3")}},
+		{Platform: windows, Files: []string{"contract/a.go", "contract/is_windows.go"}, Ignored: []release.IgnoredFile{cgo, {File: "contract/is_other.go", Constraint: "!windows"}},
+			Declarations: []release.Declaration{decl("A", "contract/a.go", "1"), decl("Extra", "contract/is_windows.go", "4"), decl("Is", "contract/is_windows.go", "5"), decl("Same", "contract/is_windows.go", "3")}},
+	}
+	want := []string{
+		"contract.Extra: the release declares it differently by platform: nowhere on linux/amd64, darwin/arm64; in contract/is_windows.go on windows/amd64",
+		"contract.Is: the release declares it differently by platform: in contract/is_other.go on linux/amd64, darwin/arm64; in contract/is_windows.go on windows/amd64",
+		"contract/cgo.go: no platform's build compiles it (//go:build cgo): a build with cgo, other tags or for another system would, and verify-release cannot see what it declares",
+	}
+	if got := append(compareDeclarations(bs), unbuiltFiles(bs)...); !slices.Equal(got, want) {
+		t.Errorf("differences:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	wantFiles := "3 files, 2 of them on some platforms only: contract/is_other.go (linux/amd64, darwin/arm64), contract/is_windows.go (windows/amd64)"
+	if got := filesSummary(bs); got != wantFiles {
+		t.Errorf("files: %s\nwant:  %s", got, wantFiles)
+	}
+}
+
+// A requirement of a module the generators and checks run that differs
+// from this build's is a difference; one of another module is a note.
+func TestRequirementDifferences(t *testing.T) {
+	edited := func(edit func([]release.Requirement) []release.Requirement) []release.Requirement {
+		return edit(slices.Clone(buildRequirements))
+	}
+	setVersion := func(path, version string) func([]release.Requirement) []release.Requirement {
+		return func(rs []release.Requirement) []release.Requirement {
+			for i := range rs {
+				if rs[i].Path == path {
+					rs[i].Version = version
+				}
+			}
+			return rs
+		}
+	}
+	drawn := "; the generators and checks (contract/gen, contract/conformance) run its code, so what they draw and judge may differ"
+	notRun := " (the generators and checks do not run its code)"
+	for _, tc := range []struct {
+		name         string
+		reqs         []release.Requirement
+		drawing      []string
+		diffs, notes []string
+	}{
+		{"equal", buildRequirements, buildDrawing, nil, nil},
+		{"another rapid", edited(setVersion("pgregory.net/rapid", "v1.3.1")), buildDrawing,
+			[]string{"pgregory.net/rapid: the release requires v1.3.1, this build v1.3.0" + drawn}, nil},
+		{"no rapid", edited(func(rs []release.Requirement) []release.Requirement {
+			return slices.DeleteFunc(rs, func(r release.Requirement) bool { return r.Path == "pgregory.net/rapid" })
+		}), nil, []string{"pgregory.net/rapid: the release does not require it, this build requires v1.3.0" + drawn}, nil},
+		{"a new module the checks run", edited(func(rs []release.Requirement) []release.Requirement {
+			return append(rs, release.Requirement{Path: "example.com/dice", Version: "v1.0.0"})
+		}), []string{"example.com/dice", "pgregory.net/rapid"}, []string{"example.com/dice: the release requires v1.0.0, this build does not require it" + drawn}, nil},
+		{"another gomega", edited(setVersion("github.com/onsi/gomega", "v1.45.0")), buildDrawing,
+			nil, []string{"github.com/onsi/gomega: the release requires v1.45.0, this build v1.44.0" + notRun}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			diffs, notes := compareRequirements(tc.reqs, tc.drawing)
+			if !slices.Equal(diffs, tc.diffs) || !slices.Equal(notes, tc.notes) {
+				t.Errorf("differences %q\nnotes %q\nwant %q\nand %q", diffs, notes, tc.diffs, tc.notes)
 			}
 		})
 	}
@@ -429,10 +535,11 @@ func wantLines(t *testing.T, what, out string, want ...string) {
 // TestVerifyReleaseEndToEnd runs verify-release against a file proxy
 // holding the checkout and tampered copies of it, offline: a clean copy
 // holds; a build-tagged constant, a registry function that accepts
-// anything, a renamed diagnostic code, and checks that grade themselves
-// beside a reference adapter that leaks each exit 1 naming what differs;
-// a release that does not build exits 2. It builds the published
-// commands, so it runs with the release smoke test only.
+// anything, a renamed diagnostic code, checks that grade themselves
+// beside a reference adapter that leaks, a registry function that accepts
+// anything on Windows only and another version of rapid each exit 1
+// naming what differs; a release that does not build exits 2. It builds
+// the published commands, so it runs with the release smoke test only.
 func TestVerifyReleaseEndToEnd(t *testing.T) {
 	if os.Getenv(release.SmokeEnv) != "1" {
 		t.Skipf("set %s=1 to run verify-release end to end", release.SmokeEnv)
@@ -456,23 +563,49 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 		"reference/leak.go": "package reference\n\nimport \"encoding/json\"\n\nfunc leak(v any) json.RawMessage { b, _ := json.Marshal(v); return b }\n",
 	})
 	broken := tamper(t, dir, "v0.2.0-broken.1", map[string][][2]string{"cmd/adapterkit/main.go": {{"func main() {", "func main() {{"}}}, nil)
+	// A registry function that accepts anything on Windows only: the
+	// probe, which runs here, cannot see it.
+	isRegistered := "// IsRegisteredCapability reports whether id is in the registry.\nfunc IsRegisteredCapability(id string) bool {\n\tswitch id {\n\tcase CapabilityCompaction, CapabilityProviderContinuation, CapabilityEmbeddings, CapabilityLocalKVReuse:\n\t\treturn true\n\t}\n\treturn false\n}\n"
+	windowsOnly := tamper(t, dir, "v0.2.0-windows.1", map[string][][2]string{
+		"contract/registry.go": {{isRegistered, ""}},
+	}, map[string]string{
+		"contract/registry_other.go":   "//go:build !windows\n\npackage contract\n\n" + isRegistered,
+		"contract/registry_windows.go": "package contract\n\n// IsRegisteredCapability reports whether id is in the registry.\nfunc IsRegisteredCapability(id string) bool { return id != \"\" }\n",
+	})
+	// Another version of the module the generators draw with: the same
+	// code under another version, as the proxy serves it.
+	cacheDir, err := release.CacheProxy(deadline(t, time.Minute), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := republish(t, cacheDir, dir, "pgregory.net/rapid", "v1.3.0", "v1.3.1")
+	otherRapid := tamper(t, dir, "v0.2.0-requirement.1", map[string][][2]string{
+		"go.mod": {{"pgregory.net/rapid v1.3.0", "pgregory.net/rapid v1.3.1"}},
+		"go.sum": {{"pgregory.net/rapid v1.3.0 ", sums + "pgregory.net/rapid v1.3.0 "}},
+	}, nil)
+	goMod, err := os.ReadFile(filepath.Join(moduleRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(otherRapid.Mod, bytes.Replace(goMod, []byte("pgregory.net/rapid v1.3.0"), []byte("pgregory.net/rapid v1.3.1"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	url, err := release.ProxyURL(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache, err := release.CacheProxy(deadline(t, time.Minute), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cache := cacheDir
 	offline(t, url, cache)
 	ps, err := release.Platforms(deadline(t, time.Minute), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var linux []string
+	var linux, others []string
 	for _, p := range ps {
 		if p.GOOS == "linux" {
 			linux = append(linux, p.String())
+		} else {
+			others = append(others, p.String())
 		}
 	}
 
@@ -494,7 +627,12 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 		fmt.Sprintf("registry functions: %s on %d platforms: equal to this build's", registryList(), len(ps)),
 		fmt.Sprintf("registry answers: %d functions asked %d probes on %s/%s, in a program built against the release: equal to this build's", len(buildRegistries), len(probeStrings()), runtime.GOOS, runtime.GOARCH),
 		fmt.Sprintf("this build's %d checks on the release's adapterkit serve-reference --embeddings, over the bridge (embeddings required): %d passed", n, n),
+		fmt.Sprintf("module requirements: %d in the release's go.mod, 0 differing from this build's, 0 of them of a module the generators and checks run (%s): equal to this build's", len(buildRequirements), strings.Join(buildDrawing, ", ")),
 	)
+	if !strings.Contains(out, fmt.Sprintf("\ndeclarations: every package-level declaration of the 6 packages of the module the boundary packages compile, on %d platforms (", len(ps))) ||
+		!strings.Contains(out, " files, the same on every platform): equal to this build's\n") {
+		t.Errorf("verify-release %s does not say the declarations of every platform agree:\n%s", good.Version, out)
+	}
 	if prefix := fmt.Sprintf("this build's %d checks on the release's adapterkit serve-reference, over the bridge: ", n); !strings.Contains(out, "\n"+prefix) || strings.Contains(out, "failed") {
 		t.Errorf("verify-release %s does not say that this build's %d checks passed on the release's serve-reference:\n%s", good.Version, n, out)
 	}
@@ -506,6 +644,7 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	wantLines(t, tagged.Version, out,
 		`  - contract.ContractVersion: the release has "runtime-adapter-v9-tampered" (untyped string) on `+strings.Join(linux, ", ")+`; this build has "runtime-adapter-v1" (untyped string) (the release differs between platforms)`,
 		`  - contract.DiagnosticAdapterClosed: the release has "adapter-shut" (untyped string) on every platform; this build has "adapter-closed" (untyped string)`,
+		"  - contract.ContractVersion: the release declares it differently by platform: in contract/version_other.go on "+strings.Join(others, ", ")+"; in contract/version_linux.go on "+strings.Join(linux, ", "),
 	)
 	if !strings.Contains(out, "  - contract.IsRegisteredCapability: the release answers otherwise than this build for ") || !strings.Contains(out, `(the release true, this build false)`) {
 		t.Errorf("verify-release %s does not name the registry function that accepts anything:\n%s", tagged.Version, out)
@@ -518,6 +657,22 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 	wantLines(t, selfGrading.Version, out,
 		"  - adapterkit serve-reference: check privacy fails: privacy-assertion-failed",
 		"  - adapterkit serve-reference --embeddings: check privacy fails: privacy-assertion-failed",
+	)
+
+	code, out, errOut = verify(windowsOnly)
+	if code != exitFail || strings.Contains(out, "boundary holds") {
+		t.Errorf("verify-release %s: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", windowsOnly.Version, code, out, errOut)
+	}
+	if !strings.Contains(out, "\n  - contract.IsRegisteredCapability: the release declares it differently by platform: ") || !strings.Contains(out, "in contract/registry_windows.go on windows/") {
+		t.Errorf("verify-release %s does not name the registry function declared otherwise on Windows:\n%s", windowsOnly.Version, out)
+	}
+
+	code, out, errOut = verify(otherRapid)
+	if code != exitFail || strings.Contains(out, "boundary holds") {
+		t.Errorf("verify-release %s: exit %d, want 1\nstdout:\n%s\nstderr:\n%s", otherRapid.Version, code, out, errOut)
+	}
+	wantLines(t, otherRapid.Version, out,
+		"  - pgregory.net/rapid: the release requires v1.3.1, this build v1.3.0; the generators and checks (contract/gen, contract/conformance) run its code, so what they draw and judge may differ",
 	)
 
 	// A release whose command does not build cannot be judged: exit 2,
@@ -563,4 +718,75 @@ func TestVerdictExit(t *testing.T) {
 			t.Errorf("diffs %q, incomplete %t: exit %d, last line %q; want %d, %q", tc.diffs, tc.incomplete, code, lines[len(lines)-1], tc.code, tc.last)
 		}
 	}
+}
+
+// republish publishes into the file proxy proxyDir a copy of path@from,
+// as the file proxy cacheURL (the module cache) serves it, under the
+// version to, and returns the go.sum lines of the copy.
+func republish(t *testing.T, cacheURL, proxyDir, path, from, to string) string {
+	t.Helper()
+	u, err := url.Parse(cacheURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	esc, err := module.EscapePath(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(filepath.FromSlash(u.Path), filepath.FromSlash(esc), "@v")
+	dst := filepath.Join(proxyDir, filepath.FromSlash(esc), "@v")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := zip.OpenReader(filepath.Join(src, from+".zip"))
+	if err != nil {
+		t.Fatalf("%s@%s is not in the module cache (go mod download): %v", path, from, err)
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range zr.File {
+		name, ok := strings.CutPrefix(f.Name, path+"@"+from+"/")
+		if !ok {
+			t.Fatalf("%s in the zip of %s@%s", f.Name, path, from)
+		}
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.Create(path + "@" + to + "/" + name)
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mod, err := os.ReadFile(filepath.Join(src, from+".mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := fmt.Sprintf("{\"Version\":%q,\"Time\":%q}\n", to, time.Now().UTC().Format(time.RFC3339))
+	for name, data := range map[string][]byte{to + ".zip": buf.Bytes(), to + ".mod": mod, to + ".info": []byte(info), "list": []byte(to + "\n")} {
+		if err := os.WriteFile(filepath.Join(dst, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	zipHash, err := dirhash.HashZip(filepath.Join(dst, to+".zip"), dirhash.Hash1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modHash, err := dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(mod)), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%s %s %s\n%s %s/go.mod %s\n", path, to, zipHash, path, to, modHash)
 }

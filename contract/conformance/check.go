@@ -45,6 +45,9 @@ type Check struct {
 	// seeded marks a check that draws random input, from the run's seed
 	// (env.seed, the only source of randomness a check may use).
 	seeded bool
+	// split marks a check whose input a campaign's shards split among
+	// them (WithShard); every other check runs in shard 1 alone.
+	split bool
 }
 
 // Seeded reports whether the check draws random input: it draws it from
@@ -92,6 +95,21 @@ type Result struct {
 	// reproduces a failure. It is 0 for the other checks, and for a
 	// seeded check that drew nothing (skipped before it drew).
 	Seed uint64 `json:"seed,omitempty"`
+	// Covered counts what a check that splits a campaign's input among
+	// shards (model, projection) drew and ran: "sequences" and
+	// "operations" of the model check; "histories" (the generated ones),
+	// "long", "refused" and "isolation" histories of the projection
+	// check, and in a shard "projected:<family>", how many generated
+	// histories holding a family were projected faithfully. The
+	// "sequences", "operations" and "histories" of a campaign's shards add
+	// up to the campaign's; every shard adds the long and isolation
+	// histories of its own part.
+	Covered map[string]int `json:"covered,omitempty"`
+	// Rerun lists the commands that rerun a failed check that drew random
+	// input alone, with its seed (and its shard): set by the faces that
+	// know their command line (package cli); a merged campaign keeps those
+	// of every failing shard.
+	Rerun []string `json:"rerun,omitempty"`
 	// Duration is how long the check took.
 	Duration time.Duration `json:"-"`
 }

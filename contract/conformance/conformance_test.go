@@ -19,7 +19,7 @@ import (
 var ctx = context.Background()
 
 // correct is a conforming adapter.
-func correct() conformance.Factory { return memadapter.ConformanceFactory(false) }
+func correct() conformance.Factory { return memadapter.ConformanceFactory() }
 
 // wrapped returns correct()'s factory with each adapter passed through wrap,
 // and counts cleanups.

@@ -50,7 +50,11 @@
 // HoldingDifferences. Each is a Limit of the run, shown in Result.Limits
 // and RunReport.Limits and checked: a refused family is refused wherever
 // it appears (ProjectionRun keeps the rules across a series of histories),
-// and WithRequiredFamilies makes a limit fail.
+// and WithRequiredFamilies makes a limit fail. An adapter whose privacy
+// enforcement leaves out the one rule of the Go kit's engine SPEC §8 marks
+// "Go kit only", as the TypeScript kit's engine does, passes the privacy
+// checks with the limit LimitMemberNameFloor, unless WithStrictPrivacy
+// demands the rule.
 //
 // Beyond the seven cases, Checks lists the catalogue RunChecks runs. Its
 // model check (CheckModel) drives fresh instances with random sequences of

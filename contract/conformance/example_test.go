@@ -11,7 +11,7 @@ import (
 // An adapter repository runs the seven cases on its factory and asserts the
 // report, with no test framework at all.
 func ExampleRun() {
-	report, err := conformance.Run(context.Background(), memadapter.ConformanceFactory(false))
+	report, err := conformance.Run(context.Background(), memadapter.ConformanceFactory())
 	if err != nil {
 		fmt.Println("the run itself failed:", err)
 		return
@@ -34,7 +34,7 @@ func ExampleRun() {
 // Verify explains failures instead of reporting them: the rule, what was
 // expected and what the adapter did.
 func ExampleVerify() {
-	if err := conformance.Verify(context.Background(), memadapter.ConformanceFactory(false)); err != nil {
+	if err := conformance.Verify(context.Background(), memadapter.ConformanceFactory()); err != nil {
 		fmt.Println(err)
 		return
 	}

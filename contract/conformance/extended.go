@@ -432,7 +432,7 @@ func extendedChecks() []Check {
 		{ID: CheckConcurrency, Kind: KindExtended, run: checkConcurrent,
 			Summary: fmt.Sprintf("answers completions of distinct payloads and snapshots from %d goroutines consistently; the transport receives exactly the payloads sent", concurrentWorkers),
 			Rule:    "an adapter is safe for concurrent use: concurrent calls answer as serial calls do, and each completion sends its own payload"},
-		{ID: CheckProjection, Kind: KindExtended, run: checkProjection, seeded: true,
+		{ID: CheckProjection, Kind: KindExtended, run: checkProjection, seeded: true, split: true,
 			Summary: "projects generated canonical histories: same messages in order, valid, with exactly the derived tool atomic groups",
 			Rule:    "a snapshot is the faithful projection of whatever valid canonical history the runtime holds"},
 		{ID: CheckEmbeddingPort, Kind: KindFeature, Capability: contract.CapabilityEmbeddings, run: checkEmbeddings,

@@ -161,6 +161,18 @@ func (r *recorder) addedAny(has func(contract.Diagnostic) bool) ([]contract.Diag
 	return addedDiagnostics(before, now), false
 }
 
+// quotes reports whether s holds a run of 12 or more bytes of text: a
+// quotation, where a shorter run may be a common word.
+func quotes(s, text string) bool {
+	const run = 12
+	for i := 0; i+run <= len(text); i++ {
+		if strings.Contains(s, text[i:i+run]) {
+			return true
+		}
+	}
+	return false
+}
+
 // tokenPayload returns a chat payload whose content is a fresh random token
 // under label, and the token. The token is payload text: no failure shows
 // it.
@@ -294,6 +306,9 @@ func checkInvalidRequests(ctx context.Context, e *env) error {
 		c := a.Complete(ctx, contract.CompletionRequest{Provider: provider, Model: model, Payload: PlainPayload()})
 		if c.Status != contract.StatusFallback || c.Code != contract.FallbackInvalidRequest {
 			return broken(rule, fmt.Sprintf("fallback %q %s", contract.FallbackInvalidRequest, when), describeResult(c))
+		}
+		if quotes(c.Reason, fallbackText) {
+			return broken("a fallback reason is metadata only: it never quotes the payload (§4, §9)", "a reason without payload text "+when, "a reason quoting some")
 		}
 		if n := tr.Len() - before; n != 0 {
 			return broken(rule, "no transport request "+when, fmt.Sprintf("%d transport requests", n))

@@ -670,3 +670,34 @@ func TestDefectsInLongHistoriesAreFoundEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// dropsThinking leaves every thinking block out of its snapshots.
+type dropsThinking struct{ contract.Adapter }
+
+func (a dropsThinking) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := a.Adapter.SnapshotHistory(ctx)
+	for i := range s.Messages {
+		s.Messages[i].Blocks = slices.DeleteFunc(s.Messages[i].Blocks, func(b contract.Block) bool { return b.Type() == contract.BlockThinking })
+	}
+	return s, err
+}
+
+// A generated history that fails is shown shrunk: the smallest history the
+// budget finds that fails the same way, here one message or a tool
+// exchange holding a thinking block.
+func TestProjectionFailuresAreShrunk(t *testing.T) {
+	t.Parallel()
+	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return dropsThinking{a} }, new(int))
+	r := projection(f)
+	if r.Status != conformance.StatusFail {
+		t.Fatalf("projection %s, want a failure", r.Status)
+	}
+	var from, to int
+	i := strings.Index(r.Failure.Actual, ", shrunk from ")
+	if i < 0 {
+		t.Fatalf("the failure is not shrunk: %s", r.Failure.Actual)
+	}
+	if _, err := fmt.Sscanf(r.Failure.Actual[i:], ", shrunk from %d to %d messages", &from, &to); err != nil || to > 2 || to >= from {
+		t.Fatalf("shrunk from %d to %d messages (%v): %s", from, to, err, r.Failure.Actual)
+	}
+}

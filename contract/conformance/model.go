@@ -33,6 +33,7 @@ var referenceMessages = map[string]string{
 	contract.DiagnosticCompletionTransportFailed: "Completion transport failed; native runtime fallback remains available",
 	contract.DiagnosticAdapterClosed:             "Reference adapter lifecycle closed cleanly",
 	contract.DiagnosticLocalKVReplayFailed:       "Local KV transport failed; completion retried with a full prompt through native transport",
+	"canonical-history-identity-mismatch":        "Canonical history identity does not match the trusted adapter configuration",
 }
 
 // referenceReasons are the fallback reasons of SPEC §9, by code.
@@ -76,6 +77,9 @@ type model struct {
 	msgs    []contract.Message
 	corrupt bool
 	closed  bool
+	// damage is the damage of the source (SourceBreaker) in effect, nil
+	// when there is none.
+	damage *Damage
 	// engine enforces the privacy configuration the factory declared; nil
 	// when it declared none (then enforcement is compared with the
 	// adapter's own EnforcePrivacy, see predictPrivacy).
@@ -125,10 +129,16 @@ func (m *model) record(code string, sev contract.Severity) { m.recordFor(code, s
 
 // recordFor is a diagnostic SPEC makes the adapter record for a capability.
 func (m *model) recordFor(code string, sev contract.Severity, capability contract.CapabilityID) {
+	m.recordDiagnostic(contract.Diagnostic{Code: code, Severity: sev, Message: referenceMessages[code], Capability: capability})
+}
+
+// recordDiagnostic is a diagnostic §12 makes the reference adapter record;
+// other adapters' diagnostics are not predicted one by one.
+func (m *model) recordDiagnostic(d contract.Diagnostic) {
 	if !m.reference {
 		return
 	}
-	m.diagnostics = append(m.diagnostics, contract.Diagnostic{Code: code, Severity: sev, Message: referenceMessages[code], Capability: capability})
+	m.diagnostics = append(m.diagnostics, d)
 	if n := len(m.diagnostics) - referenceDiagnosticsKept; n > 0 {
 		m.diagnostics = slices.Delete(m.diagnostics, 0, n)
 	}
@@ -141,10 +151,6 @@ type diagnosticsRule struct {
 	records []contract.Diagnostic
 	// none says SPEC makes the operation record nothing.
 	none bool
-	// anyError says the operation records a diagnostic of severity error
-	// of a code SPEC leaves to the adapter (a corrupt source: §4 says
-	// "error", §12 names the reference adapter's code).
-	anyError bool
 	// many says the operation records many diagnostics, of which records
 	// holds the last: only that one must be there after it.
 	many bool
@@ -165,16 +171,22 @@ type readAnswer struct {
 
 // read is what method (SnapshotHistory, or with rebuild
 // RebuildDerivedState) answers, and advances the model past it.
+//
+// latitude: SPEC §4 makes a read of a corrupt, invalid or
+// identity-mismatched source an error; only §12 says what the reference
+// adapter records then (by parse failure, identity, validation). Other
+// adapters may record what they like.
 func (m *model) read(method string, rebuild bool) readAnswer {
 	switch {
 	case m.closed:
 		return readAnswer{fails: "after shutdown, " + method + " returns an error (§4)", desc: "closed"}
 	case m.corrupt:
-		// §4: a corrupt source is an error diagnostic; §12 names the
-		// reference adapter's code.
 		m.record("canonical-history-read-failed", contract.SeverityError)
-		return readAnswer{fails: method + " of a corrupt canonical source fails: it never yields an empty, stale or invented history",
-			rule: diagnosticsRule{anyError: true}, desc: "corrupt"}
+		return readAnswer{fails: method + " of a corrupt canonical source fails: it never yields an empty, stale or invented history", desc: "corrupt"}
+	case m.damage != nil:
+		m.recordDiagnostic(m.damageDiagnostic())
+		return readAnswer{fails: method + " of a source SPEC rejects fails (§4, §7: " + string(m.damage.Kind) + "): it never yields an empty, stale or invented history",
+			desc: "damaged: " + string(m.damage.Kind)}
 	}
 	if rebuild {
 		// §12: the reference adapter records derived-state-rebuilt.
@@ -277,4 +289,22 @@ func (m *model) shutdown() diagnosticsRule {
 	}
 	m.closed = true
 	return rule
+}
+
+// damageDiagnostic is the diagnostic §12 makes the reference adapter record
+// for a read of its damaged source: a parse failure, a header that names
+// another runtime or root, or a history that does not validate, with the
+// number of its issues.
+func (m *model) damageDiagnostic() contract.Diagnostic {
+	code := "canonical-history-read-failed"
+	switch m.damage.Kind {
+	case DamageIdentity, DamageRoot:
+		code = "canonical-history-identity-mismatch"
+	case DamageRecord:
+		msgs := append(slices.Clone(m.msgs), *m.damage.Message)
+		s := contract.HistorySnapshot{SchemaVersion: contract.HistorySchemaVersion, RuntimeID: m.fixture.RuntimeID, SessionID: m.fixture.SessionID,
+			Revision: "r", ProjectRoot: m.root, Messages: msgs, ToolAtomicGroups: contract.BuildToolAtomicGroups(msgs)}
+		return contract.Diagnostic{Code: "canonical-history-invalid", Severity: contract.SeverityError, Message: invalidMessage(len(contract.ValidateHistorySnapshot(&s)))}
+	}
+	return contract.Diagnostic{Code: code, Severity: contract.SeverityError, Message: referenceMessages[code]}
 }

@@ -28,7 +28,7 @@ const (
 )
 
 func modelChecks() []Check {
-	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel, seeded: true,
+	return []Check{{ID: CheckModel, Kind: KindExtended, run: checkModel, seeded: true, split: true,
 		Summary: "random sequences of every operation (local KV through a recording port included), on one instance or two side by side, answer output by output as an executable model of the contract says; every returned value is a copy",
 		Rule:    "an adapter answers any sequence of operations as the contract says, output by output, wherever SPEC pins the answer"}}
 }
@@ -59,16 +59,39 @@ func checkModel(ctx context.Context, e *env) error {
 	}
 	counts := newModelCounts()
 	counts.limits = &e.limits
-	ops, seqs := 0, 0
+	// ops counts the operations of every sequence of the campaign, which
+	// decides how many there are; ran and run those of the sequences this
+	// run owns (all of them unless it is a shard).
+	ops, seqs, ran, run := 0, 0, 0, 0
+	replay := fmt.Sprintf("--seed %d --model-steps %d", seed, steps)
+	if e.opts.sharded() {
+		replay += fmt.Sprintf(" --shard %d/%d", e.opts.Shard, e.opts.Shards)
+	}
 	for ops < steps {
-		s := seqSeed(seed, seqs)
+		k := seqs
+		s := seqSeed(seed, k)
+		maxOps := min(modelMaxOps, steps-ops)
+		seqs++
 		// The first sequence of every run puts two instances side by
 		// side, so that no run leaves their independence untried.
-		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, min(modelMaxOps, steps-ops), seqs == 0, leave)
-		seqs++
-		ops += len(seq.ops) - seq.opening
+		twins := k == 0
+		want := seqSteps(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), modelMinOps, maxOps, twins)
+		ops += want
+		if !e.opts.owns(k) {
+			// Another shard's sequence: its head alone says how many
+			// operations it takes.
+			continue
+		}
+		seq := drawSeq(rand.New(rand.NewPCG(s, s^0x6d6f64656c)), s, modelMinOps, maxOps, twins, leave)
+		if got := len(seq.ops) - seq.opening; got != want {
+			return fmt.Errorf("conformance: sequence %d of seed %s draws %d operations, its head %d: the shards of a campaign would not add up", k+1, seedText(seed), got, want)
+		}
+		ran++
+		run += want
 		if _, err := runSeq(ctx, e, seq, counts); err != nil {
-			where := fmt.Sprintf("sequence %d of seed %s (replay: --seed %d --model-steps %d)", seqs, seedText(seed), seed, steps)
+			e.cover("sequences", ran)
+			e.cover("operations", run)
+			where := fmt.Sprintf("sequence %d of seed %s (replay: %s)", seqs, seedText(seed), replay)
 			switch {
 			case errors.As(err, new(errBeforeOps)):
 				// Starting the instances failed: no operation ran, so
@@ -82,7 +105,12 @@ func checkModel(ctx context.Context, e *env) error {
 			return shrinkModel(ctx, e, seq, err, where)
 		}
 	}
-	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", seqs, ops, seedText(seed))
+	e.cover("sequences", ran)
+	e.cover("operations", run)
+	e.note = fmt.Sprintf("%d sequences, %d operations, seed %s", ran, run, seedText(seed))
+	if e.opts.sharded() {
+		e.note += fmt.Sprintf(" (%s: %d of the campaign's %d sequences, %d operations)", e.opts.shardText(), ran, seqs, ops)
+	}
 	if len(counts.refused) > 0 {
 		var parts []string
 		for _, f := range gen.Families() {
@@ -106,6 +134,28 @@ func checkModel(ctx context.Context, e *env) error {
 		e.note += "; " + strings.Join(parts, "; ")
 	}
 	return nil
+}
+
+// drawSeqHead draws what a sequence's seed draws first (drawSeq): how many
+// instances it runs — two when twins is set, and otherwise two in
+// modelTwinOdds draws — and how many operations it draws, minOps to maxOps
+// (fewer when maxOps is smaller), spread over their orders of magnitude.
+func drawSeqHead(r *rand.Rand, minOps, maxOps int, twins bool) (instances, n int) {
+	instances = 1
+	if r.IntN(modelTwinOdds) == 0 || twins {
+		instances = 2
+	}
+	return instances, logIntN(r, min(minOps, max(maxOps, 1)), max(maxOps, 1))
+}
+
+// seqSteps returns how many of the run's steps the sequence drawn from r
+// takes, from its head alone (without drawing its histories): its drawn
+// operations and the reads that close it on each of its drawn instances —
+// every operation of the sequence but the opening ones. checkModel checks
+// drawSeq agrees.
+func seqSteps(r *rand.Rand, minOps, maxOps int, twins bool) int {
+	instances, n := drawSeqHead(r, minOps, maxOps, twins)
+	return n + instances*len(closingReads)
 }
 
 // modelLeave returns the families no sequence of the run draws: those the

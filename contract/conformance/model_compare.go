@@ -29,6 +29,24 @@ func (m *model) checkRevision(method, rev string) error {
 	return nil
 }
 
+// checkRevisionOf checks the revision a read returned with msgs, a content
+// the source held at some moment, against every earlier one: one revision
+// never names two contents, and the content the model held last keeps its
+// revision while the source is not written.
+func (m *model) checkRevisionOf(method, rev string, msgs []contract.Message) error {
+	key := contentKey(msgs)
+	if was, ok := m.revisions[rev]; ok && was != key {
+		return broken("the revision tracks the canonical content: one revision never names two different contents",
+			"a revision not seen with other content", method+" returned revision "+q(rev)+", seen before with other content")
+	}
+	if m.stable != "" && rev != m.stable && key == contentKey(m.msgs) {
+		return broken("the revision of an unchanged canonical history is the same in every snapshot and rebuild",
+			"revision "+q(m.stable)+" (the source was not written since)", method+" returned revision "+q(rev))
+	}
+	m.revisions[rev] = key
+	return nil
+}
+
 // checkDiagnostics checks the diagnostics an operation left: after, read
 // right after it, against before, read right before it.
 func (m *model) checkDiagnostics(op string, rule diagnosticsRule, before, after []contract.Diagnostic) error {
@@ -74,10 +92,6 @@ func (m *model) checkDiagnostics(op string, rule diagnosticsRule, before, after 
 			return broken("an operation SPEC says records a diagnostic records it (§9)", fmt.Sprintf("one more %s than the %d before", q(want.Code), countCode(before, want.Code)),
 				fmt.Sprintf("%s: still %d, though the list grew to %d", op, countCode(after, want.Code), len(after)))
 		}
-	}
-	if rule.anyError && !slices.ContainsFunc(after, func(d contract.Diagnostic) bool { return d.Severity == contract.SeverityError }) {
-		return broken("a history read of a corrupt canonical source records a diagnostic of severity error (§4)", "a diagnostic of severity error",
-			fmt.Sprintf("%s: codes %s", op, qs(diagnosticCodes(lastN(after, 4)))))
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func (p drawnPayload) value() any {
 		// refuses inspection.
 		var v any
 		_ = json.Unmarshal(p.raw, &v)
-		return map[string]any{"messages": v, "attachment": HostilePayload()}
+		return map[string]any{"messages": v, modelHostileMember: HostilePayload()}
 	case p.decoded:
 		var v any
 		_ = json.Unmarshal(p.raw, &v)
@@ -245,7 +245,7 @@ func (r *modelRun) drawCompletion(in *modelInst, op modelOp, rnd *rand.Rand) com
 		// A local KV payload (LocalKVPayload), to a local provider mostly.
 		ask, what := in.kv.draw(rnd, op.seed, m.fixture, in.s.instance.PrivacyConfig)
 		c.provider, c.model = ask.provider, ask.model
-		c.payload = drawnPayload{raw: LocalKVPayload(ask.prompt), decoded: rnd.IntN(4) == 0}
+		c.payload = drawnPayload{raw: kvPayload(ask.prompt), decoded: rnd.IntN(4) == 0}
 		c.kvDesc = fmt.Sprintf(", kv prompt %s (prefix %d bytes, tokens %d/%d)", what, len(ask.prompt.Prefix), ask.prompt.PrefixTokens, ask.prompt.ContextTokens) + in.kv.arm(rnd)
 	}
 	return c

@@ -157,6 +157,10 @@ func (k *kvModel) draw(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config
 		a.model = "local\x01model" // a control character: invalid-model
 	case 6:
 		a.model = strings.Repeat("m", localkv.MaxIdentifierLength+1)
+	case 7, 8:
+		// JavaScript's trim keeps U+0085 (Go's strings.TrimSpace drops
+		// it): an eligible model, which reaches the port as given.
+		a.model = LocalKVModel + "\u0085"
 	}
 	if len(k.asked) < 8 {
 		k.asked = append(k.asked, a)
@@ -485,4 +489,22 @@ func (k *kvModel) holdsKey(s string) bool {
 		run = 0
 	}
 	return false
+}
+
+// kvMarkedNote is a message every model's local KV payload carries besides
+// LocalKVPayload's: privacy markers, which enforcement removes even for a
+// local destination (§8), so the port's payload — the sanitised one —
+// differs from the payload as given.
+const kvMarkedNote = "[ds4:internal]a note for the local model[/ds4:internal]"
+
+// kvPayload is LocalKVPayload(p) with kvMarkedNote as a second message.
+func kvPayload(p LocalKVPrompt) json.RawMessage {
+	var v struct {
+		LocalKV  json.RawMessage  `json:"localKv"`
+		Messages []localKVMessage `json:"messages"`
+	}
+	_ = json.Unmarshal(LocalKVPayload(p), &v)
+	v.Messages = append(v.Messages, localKVMessage{Role: "user", Content: kvMarkedNote})
+	b, _ := json.Marshal(v)
+	return b
 }

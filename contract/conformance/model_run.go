@@ -32,9 +32,12 @@ type modelInst struct {
 	a       *boundedAdapter
 	src     *boundedSource
 	rewrite func(context.Context, contract.Message) error
-	tr      *modelTransport
-	m       *model
-	port    contract.EmbeddingPort
+	// brk and repair damage and repair the source (SourceBreaker).
+	brk    func(context.Context, Damage) error
+	repair func(context.Context) error
+	tr     *modelTransport
+	m      *model
+	port   contract.EmbeddingPort
 	// kv is the model of the instance's local KV, for an instance whose
 	// factory was given a port and whose adapter then declares
 	// local-kv-reuse; nil otherwise.
@@ -64,9 +67,14 @@ type modelRun struct {
 	leave []gen.Family
 }
 
-// modelLeaks are texts no diagnostic or fallback reason may hold: the
-// transport error's, and the secrets and class content of gen.Payload.
-var modelLeaks = []string{modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
+// modelHostileMember names the member of a partly inspectable payload
+// that cannot be inspected: payload text, which no reason names.
+const modelHostileMember = "ds4-model-uninspectable-member-5d"
+
+// modelLeaks are texts no error, diagnostic or fallback reason may hold:
+// history text, the name of a payload's member, the transport error's
+// text, and the secrets and class content of gen.Payload.
+var modelLeaks = []string{modelHistoryProbe, modelHostileMember, modelTransportCredential, "provider rejected the request", "abcdefgh12345678", "hunter2hunter2",
 	"s3cretvalue", "local only", "sensitive note", "internal note", "MIIB", LocalKVHandleProbe, modelKVPrefixMarker, localKVMessageText}
 
 // leaksAny reports whether s holds one of modelLeaks.
@@ -114,6 +122,7 @@ func (r *modelRun) newModelInst(fx Fixture, kv bool) (*modelInst, error) {
 	if s.instance.Source != nil {
 		in.src = &boundedSource{inner: s.instance.Source, bound: s.adapter.bound}
 		in.rewrite = in.src.rewriter()
+		in.brk, in.repair = breakerOf(in.src)
 	}
 	if cfg := s.instance.PrivacyConfig; cfg != nil {
 		if in.m.engine, err = privacy.New(*cfg); err != nil {
@@ -293,7 +302,7 @@ func (r *modelRun) do(op modelOp) error {
 	if err != nil {
 		return err
 	}
-	if op.kind != opComplete && op.kind != opCancelled && op.kind != opBurst {
+	if op.kind != opComplete && op.kind != opCancelled && op.kind != opBurst && op.kind != opMixed {
 		if reqs, _ := in.tr.take(); len(reqs) > 0 {
 			return broken("only a completion reaches the transport", "no transport request", fmt.Sprintf("%s: %d transport request(s)", opNames[op.kind], len(reqs)))
 		}
@@ -415,11 +424,23 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 	case opLocalKV:
 		return r.localKV(in)
 	case opShutdown:
-		return r.shutdown(in, rnd)
+		return r.shutdown(in, rnd, -1)
+	case opShutdownCancelled:
+		return r.shutdown(in, rnd, shutdownCancelled)
 	case opBurst:
 		return r.burst(in, op, rnd)
 	case opFlood:
 		return r.flood(in, rnd)
+	case opBreak:
+		return r.breakSource(in, op, rnd)
+	case opRepair:
+		return r.repairSource(in)
+	case opMixed:
+		return r.mixed(in, op, rnd)
+	case opBounds:
+		return r.bounds(in, op)
+	case opRewriteSameSize:
+		return r.rewriteSameSize(in, op)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }
@@ -430,10 +451,11 @@ func (r *modelRun) sourceAppend(in *modelInst, op modelOp) (diagnosticsRule, str
 	if in.src == nil {
 		return r.skip(noSource)
 	}
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	msgs := gen.AppendedMessages(m.fixture.RuntimeID, m.fixture.SessionID, op.n, r.leave...).Example(op.seed)
+	plantHistoryProbe(msgs)
 	bytes := 0
 	for k, msg := range msgs {
 		if err := in.src.Append(r.ctx, msg); err != nil {
@@ -469,7 +491,7 @@ func (r *modelRun) sourceRewrite(in *modelInst, op modelOp) (diagnosticsRule, st
 		return r.skip(noSource)
 	case in.rewrite == nil:
 		return r.skip(noRewrite)
-	case m.closed || m.corrupt || len(m.msgs) == 0:
+	case m.closed || m.corrupt || m.damage != nil || len(m.msgs) == 0:
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	i := op.seed % len(m.msgs)
@@ -496,7 +518,7 @@ func (r *modelRun) sourceCorrupt(in *modelInst) (diagnosticsRule, string, error)
 	if in.src == nil {
 		return r.skip(noSource)
 	}
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("no source writes to a closed or corrupt instance")
 	}
 	if err := in.src.Corrupt(r.ctx); err != nil {
@@ -597,6 +619,9 @@ func (r *modelRun) read(in *modelInst, rebuild bool, rnd *rand.Rand) (diagnostic
 	case want.fails != "" && err == nil:
 		return diagnosticsRule{}, "", broken(want.fails, "an error", describeHistory(&snap))
 	case want.fails != "":
+		if err := readError(method, err); err != nil {
+			return diagnosticsRule{}, "", err
+		}
 		return want.rule, want.desc, nil
 	case err != nil:
 		return diagnosticsRule{}, "", failed(method+" must project a valid canonical history", err)
@@ -667,8 +692,14 @@ func (r *modelRun) enforce(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosti
 // transport and the local KV port received and what it recorded with the
 // model's answer.
 func (r *modelRun) complete(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
+	return r.completeCall(in, r.drawCompletion(in, op, rnd))
+}
+
+// completeCall runs the completion c and compares what it answered, what
+// the transport and the local KV port received and what it recorded with
+// the model's answer.
+func (r *modelRun) completeCall(in *modelInst, c completionCall) (diagnosticsRule, string, error) {
 	m := in.m
-	c := r.drawCompletion(in, op, rnd)
 	var want contract.PrivacyResult
 	var werr error
 	if m.validCompletion(c) {
@@ -800,11 +831,16 @@ func (r *modelRun) embed(in *modelInst, op modelOp) (diagnosticsRule, string, er
 	return diagnosticsRule{}, desc, nil
 }
 
-func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+// shutdown shuts the instance down one of the ways shutdownOnce draws
+// (way < 0), or the way it names.
+func (r *modelRun) shutdown(in *modelInst, rnd *rand.Rand, way int) (diagnosticsRule, string, error) {
+	if way < 0 {
+		way = rnd.IntN(shutdownWays)
+	}
 	if in.kv != nil && !in.m.closed && in.kv.port.Shutdowns() != 0 {
 		return diagnosticsRule{}, "", broken(ruleKVShutdown, "no port shutdown while the adapter is open", fmt.Sprintf("%d port shutdowns", in.kv.port.Shutdowns()))
 	}
-	rule, desc, err := r.shutdownOnce(in, rnd)
+	rule, desc, err := r.shutdownOnce(in, way)
 	if err == nil && in.kv != nil {
 		if n := in.kv.port.Shutdowns(); n != 1 {
 			return diagnosticsRule{}, "", broken(ruleKVShutdown, "one port shutdown once the adapter is shut down", fmt.Sprintf("%s: %d port shutdowns", desc, n))
@@ -833,7 +869,7 @@ type burstItem struct {
 // payloads sent.
 func (r *modelRun) burst(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsRule, string, error) {
 	m := in.m
-	if m.closed || m.corrupt {
+	if m.closed || m.corrupt || m.damage != nil {
 		return r.skip("bursts run on an open instance with a valid history")
 	}
 	items := make([]burstItem, 2+rnd.IntN(7))
@@ -931,10 +967,18 @@ func (in *modelInst) compareBurst(items []burstItem, reqs []contract.TransportRe
 	return nil
 }
 
-func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule, string, error) {
+// The ways shutdownOnce shuts down: with a context already cancelled, by
+// 8 callers at once, or plainly (the rest).
+const (
+	shutdownCancelled = 0
+	shutdownAtOnce    = 1
+	shutdownWays      = 5
+)
+
+func (r *modelRun) shutdownOnce(in *modelInst, way int) (diagnosticsRule, string, error) {
 	rule := in.m.shutdown()
-	switch rnd.IntN(5) {
-	case 0:
+	switch way {
+	case shutdownCancelled:
 		ctx, cancel := context.WithCancel(r.ctx)
 		cancel()
 		// latitude: SPEC does not say whether Shutdown with an ended
@@ -945,7 +989,7 @@ func (r *modelRun) shutdownOnce(in *modelInst, rnd *rand.Rand) (diagnosticsRule,
 			}
 		}
 		return rule, "cancelled context", nil
-	case 1:
+	case shutdownAtOnce:
 		const callers = 8
 		errs := make([]error, callers)
 		var wg sync.WaitGroup

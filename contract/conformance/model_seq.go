@@ -40,15 +40,30 @@ const (
 	// operation: never drawn, it opens the first sequence of every run
 	// (see flood).
 	opFlood
+	// opBreak damages the source (SourceBreaker); opRepair undoes it.
+	opBreak
+	opRepair
+	// opMixed runs operations of different kinds at once (model_mixed.go).
+	opMixed
+	// opBounds crosses the size bounds SPEC names: never drawn, it opens
+	// the first sequence of every run, after opFlood (bounds).
+	opBounds
+	// opShutdownCancelled shuts down with a context already cancelled:
+	// never drawn, it closes the first sequence of every run (see
+	// closingLifecycle).
+	opShutdownCancelled
+	// opRewriteSameSize rewrites a message in place keeping the size of
+	// its entry: never drawn, it opens the first sequence of every run.
+	opRewriteSameSize
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair", "mixed-burst", "bounds", "cancelled-shutdown", "same-size-rewrite"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3, 4, 0, 0, 0}
 
 // cancelledRun is how many cancelled completions open every sequence on
 // each instance (a fuzzer's short sequences excepted), before any drawn
@@ -67,6 +82,9 @@ type modelOp struct {
 	inst int
 	seed int
 	n    int
+	// shape, when not 0, is the damage shape (1 + an index of
+	// damageShapes) a break applies instead of drawing one.
+	shape int
 }
 
 // modelSeq is one drawn sequence: the instances' fixtures and the
@@ -156,10 +174,10 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 		leave = append(slices.Clone(leave), gen.FamilyLongHistory)
 	}
 	seq.leave = slices.Clone(leave)
-	instances := 1
-	if r.IntN(modelTwinOdds) == 0 || twins {
-		instances = 2
-	}
+	// The head — how many instances and drawn operations — comes first
+	// (drawSeqHead, model_check.go), so that a shard of a campaign counts
+	// a sequence's operations without drawing its histories.
+	instances, n := drawSeqHead(r, minOps, maxOps, twins)
 	for range instances {
 		fx := NewFixture()
 		fx.Model = gen.ModelDescriptor().Example(int(r.Int32()))
@@ -182,8 +200,21 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			}
 		}
 		if twins {
-			// The first sequence of a run crosses the diagnostics bound.
-			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())})
+			// The first sequence of a run crosses the diagnostics bound
+			// and the size bounds, on an instance still open and whole,
+			// and breaks its second instance's source in every shape,
+			// reading it broken and repaired each time.
+			seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())},
+				modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1})
+			// An append first, so that the newest message holds history
+			// text (the history probe).
+			seq.ops = append(seq.ops, modelOp{kind: opAppend, inst: 1, seed: int(r.Int32()), n: len(seq.ops)}, modelOp{kind: opSnapshot, inst: 1})
+			for k := range damageShapes {
+				for _, kind := range []opKind{opBreak, opSnapshot, opRebuild, opRepair, opSnapshot} {
+					seq.ops = append(seq.ops, modelOp{kind: kind, inst: 1, seed: int(r.Int32()), n: len(seq.ops), shape: k + 1})
+				}
+			}
+			seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
 		}
 		seq.opening = len(seq.ops)
 	}
@@ -191,7 +222,6 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 	for _, w := range opWeights {
 		total += w
 	}
-	n := logIntN(r, min(minOps, max(maxOps, 1)), max(maxOps, 1))
 	for i := range n {
 		k, pick := opKind(0), r.IntN(total)
 		for ; pick >= opWeights[k]; k++ {
@@ -207,11 +237,26 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 			seq.ops = append(seq.ops, modelOp{kind: k, inst: i, seed: int(r.Int32()), n: len(seq.ops)})
 		}
 	}
+
 	// Drawn last, so that the draws above are those of a run without
 	// local KV. The first sequence of a run gives its second instance a
 	// port, so that no run leaves local KV untried.
 	for i := range instances {
 		seq.kv = append(seq.kv, r.IntN(modelKVOdds) == 0 || twins && i == 1)
+	}
+	if twins && !seq.small {
+		// And a third instance, holding the conformance fixture, goes
+		// through the lifecycle at once: shut down with a cancelled
+		// context, used, shut down again — so that no run leaves the
+		// lifecycle to the draw of the other two.
+		seq.fixtures = append(seq.fixtures, NewFixture())
+		seq.kv = append(seq.kv, false)
+		lifecycle := make([]modelOp, len(closingLifecycle))
+		for i, k := range closingLifecycle {
+			lifecycle[i] = modelOp{kind: k, inst: 2, seed: int(r.Int32()), n: len(seq.ops) + i}
+		}
+		seq.ops = slices.Insert(seq.ops, seq.opening, lifecycle...)
+		seq.opening += len(lifecycle)
 	}
 	return seq
 }
@@ -219,6 +264,12 @@ func drawSeq(r *rand.Rand, seed uint64, minOps, maxOps int, twins bool, leave []
 // closingReads are the operations that end every sequence, on each
 // instance.
 var closingReads = []opKind{opIdentity, opRoot, opModel, opDeclarations, opDiagnostics, opSnapshot}
+
+// closingLifecycle opens the first sequence of every run, on a third
+// instance of its own: a shutdown with a cancelled context, the calls a
+// closed adapter answers in its own way, a second shutdown and what it
+// recorded — so that no run leaves the lifecycle to the draw.
+var closingLifecycle = []opKind{opShutdownCancelled, opSnapshot, opRebuild, opComplete, opEnforce, opShutdown, opDiagnostics, opDeclarations}
 
 // describeOps shows operations as metadata: names, instances and what each
 // op observed (sizes, codes), never payload or text.

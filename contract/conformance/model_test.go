@@ -294,3 +294,32 @@ func TestModelCrossesTheDiagnosticsBoundEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// clippedTexts cuts every text over 1 MiB in a snapshot, as an adapter
+// reading its store with a 1 MiB line buffer might.
+type clippedTexts struct{ contract.Adapter }
+
+func (a clippedTexts) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := a.Adapter.SnapshotHistory(ctx)
+	for i := range s.Messages {
+		for j, b := range s.Messages[i].Blocks {
+			if t, ok := b.(*contract.TextBlock); ok && len(t.Text) > 1<<20 {
+				s.Messages[i].Blocks[j] = &contract.TextBlock{Text: t.Text[:1<<20]}
+			}
+		}
+	}
+	return s, err
+}
+
+// Every run crosses the size bounds once (a text over 1 MiB, JSON nested
+// 128 deep), however few its steps.
+func TestModelCrossesTheSizeBoundsEveryRun(t *testing.T) {
+	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return clippedTexts{a} }, new(int))
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	for seed := uint64(1); seed <= 3; seed++ {
+		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithSeed(seed))
+		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "the snapshot holds the canonical messages") {
+			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -59,6 +60,13 @@ type Settings struct {
 	// DiagnosticsLimit is the ceiling of bounded-diagnostics: the most
 	// diagnostics it accepts.
 	DiagnosticsLimit int
+	// Shard and Shards say which part of a campaign the run is: shard
+	// Shard (from 1) of Shards; both 0 for the whole campaign (WithShard).
+	Shard, Shards int
+	// StrictPrivacy makes the privacy checks demand the Go kit's
+	// member-name rule (SPEC §8, Go kit only) instead of showing an
+	// enforcement without it as the limit LimitMemberNameFloor.
+	StrictPrivacy bool
 }
 
 type options struct {
@@ -135,6 +143,15 @@ func WithoutFamilies(fams ...gen.Family) Option {
 // reproduce a failure: every such failure names its seed.
 func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 
+// WithStrictPrivacy makes the privacy checks (privacy-probes,
+// privacy-engine) demand every rule of the Go kit's privacy engine,
+// including the one SPEC §8 marks "Go kit only": a member name holding an
+// opening marker outside a closed pair raises the marker-structure floor.
+// Without it, an adapter whose enforcement differs from the engine's only
+// by leaving that rule out, as the TypeScript kit's engine does, passes
+// with the limit LimitMemberNameFloor; with it, that adapter fails.
+func WithStrictPrivacy() Option { return func(o *options) { o.StrictPrivacy = true } }
+
 // WithDiagnosticsLimit sets the ceiling of the bounded-diagnostics check:
 // the most diagnostics it accepts before it calls the list unbounded
 // (DefaultDiagnosticsLimit by default).
@@ -177,6 +194,41 @@ func WithRequiredFamilies(fams ...gen.Family) Option {
 // catalogue order). Unknown ids are reported as errors of the run.
 func WithChecks(ids ...string) Option {
 	return func(o *options) { o.Checks = append(o.Checks, ids...) }
+}
+
+// WithShard makes the run shard i (from 1) of a campaign split into n
+// shards: the campaign is the run the same options make without
+// WithShard, and WithSeed must name its seed, which every shard shares.
+// The checks that draw a campaign's input split it — model takes the
+// sequences whose index is i-1 modulo n, projection the generated
+// histories whose seed is i modulo n (seed n in shard n) — so that the n
+// shards together run exactly the campaign's sequences and histories, each
+// once; every other check runs in shard 1 alone (in the other shards
+// RunChecks leaves it out and Check.Run skips it, saying so). Each shard
+// judges the rules its part shows; MergeReports judges the rules of the
+// whole campaign over the shards' reports (docs/campaigns.md). It panics
+// unless 1 <= i <= n.
+func WithShard(i, n int) Option {
+	if n < 1 || i < 1 || i > n {
+		panic(fmt.Sprintf("conformance.WithShard(%d, %d): want 1 <= i <= n", i, n))
+	}
+	return func(o *options) { o.Shard, o.Shards = i, n }
+}
+
+// sharded reports whether the run is a shard of a campaign.
+func (o *options) sharded() bool { return o.Shards > 0 }
+
+// owns reports whether the run draws the k-th input (from 0) of its
+// campaign: every input when it is not sharded, and otherwise those whose
+// index is Shard-1 modulo Shards.
+func (o *options) owns(k int) bool { return o.Shards <= 1 || k%o.Shards == o.Shard-1 }
+
+// shardText is "shard i/n", or "" for a run that is not sharded.
+func (o *options) shardText() string {
+	if !o.sharded() {
+		return ""
+	}
+	return fmt.Sprintf("shard %d/%d", o.Shard, o.Shards)
 }
 
 // WithTB hands the running test to every factory call as Setup.TB, so

@@ -13,7 +13,14 @@ type CaseResult = caseResult
 // case, so that its failure is formatted as a run formats it.
 func PrivacyProbesCase(ctx context.Context, s *Session, seed uint64, n int) CaseResult {
 	return contractCase{id: "privacy-probes", check: func(ctx context.Context, s *Session) error {
-		return checkPrivacyProbesSeed(ctx, s, seed, n)
+		return checkPrivacyProbesSeed(ctx, s, seed, n, false)
+	}}.runCase(ctx, s)
+}
+
+// PrivacyProbesStrictCase is PrivacyProbesCase under WithStrictPrivacy.
+func PrivacyProbesStrictCase(ctx context.Context, s *Session, seed uint64, n int) CaseResult {
+	return contractCase{id: "privacy-probes", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyProbesSeed(ctx, s, seed, n, true)
 	}}.runCase(ctx, s)
 }
 
@@ -26,7 +33,14 @@ func PrivacyProbesRandomCase(ctx context.Context, s *Session) CaseResult {
 // from seed, as a case.
 func PrivacyEngineCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
 	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
-		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n)
+		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n, false)
+	}}.runCase(ctx, s)
+}
+
+// PrivacyEngineStrictCase is PrivacyEngineCase under WithStrictPrivacy.
+func PrivacyEngineStrictCase(ctx context.Context, s *Session, cfg privacy.Config, seed uint64, n int) CaseResult {
+	return contractCase{id: "privacy-engine", check: func(ctx context.Context, s *Session) error {
+		return checkPrivacyEngineSeed(ctx, s, cfg, seed, n, true)
 	}}.runCase(ctx, s)
 }
 

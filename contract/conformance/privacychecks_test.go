@@ -16,6 +16,7 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/privacy"
 	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/internal/upstream"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -55,8 +56,51 @@ func TestPrivacyProbesPassExampleAdapter(t *testing.T) {
 	}
 }
 
+// declaringPrivacy returns factory with every instance declaring cfg as its
+// privacy configuration (nil: declaring none).
+func declaringPrivacy(factory conformance.Factory, cfg *privacy.Config) conformance.Factory {
+	return conformance.NewFactory("declaring", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := factory.Create(ctx, setup)
+		inst.PrivacyConfig = cfg
+		return inst, err
+	})
+}
+
+// TestPrivacyProbesJudgeWithTheDeclaredConfiguration runs privacy-probes on
+// reference adapters enforcing configurations other than the default: each
+// passes when it declares its configuration and when it declares none
+// (then only what holds under every configuration is asked), and fails
+// when it declares one it does not enforce.
+func TestPrivacyProbesJudgeWithTheDeclaredConfiguration(t *testing.T) {
+	for name, cfg := range privacyConfigs() {
+		t.Run(name, func(t *testing.T) {
+			for _, declared := range []*privacy.Config{&cfg, nil} {
+				s := privacyStart(t, declaringPrivacy(configuredFactory(cfg), declared))
+				if r := conformance.PrivacyProbesCase(ctx, s, 3, conformance.PrivacyProbeCount); !r.Passed {
+					t.Errorf("declared %t: %v", declared != nil, r.Failure)
+				}
+			}
+			if name == "default" {
+				return
+			}
+			def := privacy.DefaultConfig()
+			for what, f := range map[string]conformance.Factory{
+				"enforcing it, declaring the default": declaringPrivacy(configuredFactory(cfg), &def),
+				"enforcing the default, declaring it": declaringPrivacy(configuredFactory(def), &cfg),
+			} {
+				s := privacyStart(t, f)
+				r := conformance.PrivacyProbesCase(ctx, s, 3, conformance.PrivacyProbeCount)
+				checkCaught(t, r, 3, conformance.PrivacyProbeCount, "privacy-probes", nil)
+				if t.Failed() {
+					t.Fatalf("%s", what)
+				}
+			}
+		})
+	}
+}
+
 // configuredFactory is the reference adapter with privacy configuration
-// cfg, built from the reference package's own API.
+// cfg, built from the reference package's own API; it declares none.
 func configuredFactory(cfg privacy.Config) conformance.Factory {
 	return conformance.NewFactory("reference with a privacy configuration", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		dir, err := os.MkdirTemp("", "ds4-privacy-engine-")
@@ -87,7 +131,8 @@ func configuredFactory(cfg privacy.Config) conformance.Factory {
 }
 
 // privacyConfigs are configurations that differ from the default in each
-// member.
+// member, and one stricter than the default (remote providers allowed
+// normal content only, one local provider).
 func privacyConfigs() map[string]privacy.Config {
 	custom := privacy.DefaultConfig()
 	custom.DefaultClassification = privacy.Internal
@@ -101,7 +146,10 @@ func privacyConfigs() map[string]privacy.Config {
 	noRedaction.RedactSecrets = false
 	disabled := privacy.DefaultConfig()
 	disabled.Enabled = false
-	return map[string]privacy.Config{"default": privacy.DefaultConfig(), "custom": custom, "no redaction": noRedaction, "disabled": disabled}
+	stricter := privacy.DefaultConfig()
+	stricter.RemoteDefaultAllowed = []privacy.Classification{privacy.Normal}
+	stricter.LocalProviders = []string{"ollama"}
+	return map[string]privacy.Config{"default": privacy.DefaultConfig(), "custom": custom, "no redaction": noRedaction, "disabled": disabled, "stricter": stricter}
 }
 
 func TestPrivacyEnginePassesReferenceAdapter(t *testing.T) {
@@ -410,5 +458,41 @@ func TestSeededFailureCarriesItsSeed(t *testing.T) {
 	lifecycle, _ := conformance.CheckByID(conformance.CaseLifecycle)
 	if r := lifecycle.Run(ctx, f); r.Seed != 0 {
 		t.Fatalf("an unseeded check carries seed %d", r.Seed)
+	}
+}
+
+// upstreamEnforcement enforces the default configuration with the engine
+// that leaves out the Go kit's member-name rule, as the TypeScript kit's
+// engine does.
+func upstreamEnforcement(_ context.Context, _ contract.Adapter, provider string, payload any) (contract.PrivacyResult, error) {
+	e, err := privacy.New(privacy.DefaultConfig())
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	r, err := upstream.WithoutNameFloor(e).(*privacy.Engine).SanitizePayload(provider, payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	return r.ForProvider(provider), nil
+}
+
+// TestPrivacyEngineShowsTheNameFloorAsALimit checks the latitude of
+// privacy-engine: an enforcement that leaves out only the Go kit's
+// member-name rule passes with the limit member-name-floor, counting the
+// payloads it changes; strict, the same seed fails with a failure that
+// names the rule, the seed and no token.
+func TestPrivacyEngineShowsTheNameFloorAsALimit(t *testing.T) {
+	f := leakyFactory(upstreamEnforcement)
+	check, _ := conformance.CheckByID(conformance.CheckPrivacyEngine)
+	r := check.Run(ctx, f, conformance.WithSeed(11))
+	if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Deviation != conformance.LimitMemberNameFloor ||
+		r.Limits[0].Count == 0 || r.Limits[0].Count > conformance.PrivacyEngineCount || !strings.Contains(r.Limits[0].Detail(), " payloads, ") {
+		t.Fatalf("privacy-engine: %s, limits %+v, %v", r.Status, r.Limits, r.Failure)
+	}
+	s := privacyStart(t, f)
+	strict := conformance.PrivacyEngineStrictCase(ctx, s, privacy.DefaultConfig(), 11, conformance.PrivacyEngineCount)
+	checkCaught(t, strict, 11, conformance.PrivacyEngineCount, "privacy-engine", []string{"Go kit only"})
+	if r := conformance.PrivacyEngineCase(ctx, s, privacy.DefaultConfig(), 11, conformance.PrivacyEngineCount); !r.Passed {
+		t.Fatalf("not strict: %v", r.Failure)
 	}
 }

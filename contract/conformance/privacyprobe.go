@@ -54,15 +54,20 @@ type plantedProbe struct {
 	kind  string
 	// path is where the token was placed, from fixed key names only.
 	path string
-	// class is the marker class of marker kinds, "" otherwise.
+	// class is the marker class of marker kinds, "" otherwise: the class
+	// of the token's segment is at least the higher of it and the
+	// payload's default class.
 	class string
-	// blocked is set when a remote provider under the default policy must
-	// never receive the token: a sensitive or local-only class, or a
-	// secret.
-	blocked bool
-	// key is set when the token is (part of) a member name: a public one
-	// must come out as exactly that member name, and for a local provider
-	// every one must (its markers removed).
+	// secret is set on the body of a secret, which a remote provider
+	// receives redacted when redaction is on.
+	secret bool
+	// sanitised is set when the string or member name holding the token is
+	// sanitised (in content context under a key that is not structural,
+	// or holding a marker); any other is sent as it is.
+	sanitised bool
+	// key is set when the token is (part of) a member name: when it must
+	// reach the provider, it must come out as exactly that member name
+	// (its markers removed).
 	key bool
 }
 
@@ -72,12 +77,18 @@ type probeCase struct {
 	// shape says how the payload is given: raw JSON, JSON bytes, a Go map.
 	shape    string
 	provider string
-	local    bool
-	// clean is set when no marker in the payload raises the payload's
-	// default class (no leading marker in a value, no broken marker
-	// structure, no member name in content context with a marker outside
-	// a closed pair), so allowed content must reach a remote provider.
-	clean bool
+	// canonical is the provider name before its case and surrounding
+	// whitespace were varied: names of one canonical name are one provider.
+	canonical string
+	// valueFloor is the lowest class the marker structure of the
+	// payload's string values raises its default class to ("" when it
+	// raises none): a leading marker, broken structure, an outer marker
+	// left open. The class it raises it to may be higher.
+	valueFloor string
+	// nameFloor is the class the payload's member names raise its default
+	// class to under the Go kit's rule (SPEC §8, Go kit only), exactly: the
+	// highest class of a leading marker in a member name ("" for none).
+	nameFloor string
 	// failing names the uninspectable value nested in the payload ("" for
 	// an inspectable one) and failPath where it sits.
 	failing, failPath string
@@ -116,10 +127,10 @@ const (
 type probeBatch struct {
 	seed  uint64
 	cases []*probeCase
-	// providers lists every provider name the batch uses; local holds
-	// those that are local under the default policy.
+	// providers lists every provider name the batch uses, and canonical
+	// the name each one varies.
 	providers []string
-	local     map[string]bool
+	canonical map[string]string
 }
 
 // tokens returns every token the batch planted.
@@ -142,18 +153,21 @@ func randomSeed() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// probeProvider is a provider name and the destination the default privacy
-// policy gives it.
+// probeProvider is a provider name, the name it varies in case and
+// surrounding whitespace, and whether the default privacy policy makes it
+// local.
 type probeProvider struct {
-	name  string
-	local bool
+	name, canonical string
+	local           bool
 }
 
 // probeProviders returns provider names for a batch: names that resemble
 // the default local providers but are remote, the local providers with
-// other case and surrounding whitespace, the fixture's provider and a
-// random remote name.
-func (g *probeGen) probeProviders(fixtureProvider string) []probeProvider {
+// other case and surrounding whitespace, the fixture's provider, a random
+// remote name, and the names in named (a declared configuration's) that
+// none of those varies, as given and with other case and surrounding
+// whitespace.
+func (g *probeGen) probeProviders(fixtureProvider string, named []string) []probeProvider {
 	remote := []string{
 		"ollama-cloud.example", "ollama.remote", " ollama-proxy", "ollama2", "my-ollama",
 		"llama-cpp.example", "llama.cpp", "lmstudio-cloud", "lm-studio", "ollama local",
@@ -162,15 +176,24 @@ func (g *probeGen) probeProviders(fixtureProvider string) []probeProvider {
 	spaces := []string{" ", "\t", "\n", "  ", "\u00a0", "\r\n"}
 	var out []probeProvider
 	for _, n := range remote {
-		out = append(out, probeProvider{name: g.randCase(n)})
+		out = append(out, probeProvider{name: g.randCase(n), canonical: n})
 	}
 	for _, n := range local {
-		out = append(out, probeProvider{name: pick(g.r, spaces) + strings.ToUpper(n) + pick(g.r, spaces), local: true})
-		out = append(out, probeProvider{name: g.randCase(n), local: true})
+		out = append(out, probeProvider{name: pick(g.r, spaces) + strings.ToUpper(n) + pick(g.r, spaces), canonical: n, local: true})
+		out = append(out, probeProvider{name: g.randCase(n), canonical: n, local: true})
 	}
-	out = append(out, probeProvider{name: "provider-" + g.token()})
+	tok := "provider-" + g.token()
+	out = append(out, probeProvider{name: tok, canonical: tok})
 	if !contract.IsBlank(fixtureProvider) {
-		out = append(out, probeProvider{name: fixtureProvider, local: defaultLocal(fixtureProvider)})
+		out = append(out, probeProvider{name: fixtureProvider, canonical: fixtureProvider, local: defaultLocal(fixtureProvider)})
+	}
+	for _, n := range named {
+		canonical := strings.ToLower(strings.TrimSpace(n))
+		if contract.IsBlank(n) || slices.ContainsFunc(out, func(p probeProvider) bool { return strings.ToLower(strings.TrimSpace(p.canonical)) == canonical }) {
+			continue
+		}
+		out = append(out, probeProvider{name: n, canonical: n, local: defaultLocal(n)},
+			probeProvider{name: " " + strings.ToUpper(n) + "\t", canonical: n, local: defaultLocal(n)})
 	}
 	return out
 }
@@ -197,10 +220,11 @@ type probeGen struct {
 	// written into a JSON string (a quote there is preceded by a
 	// backslash and no longer closes the value).
 	noQuote bool
-	// raised is set once the payload holds a member name in content
-	// context with an opening marker outside a closed pair, which raises
-	// the payload's default class.
-	raised bool
+	// valueFloor and nameFloor are the payload's (see probeCase): the
+	// lowest class its values' marker structure raises its default class
+	// to, and the class its member names raise it to under the Go kit's
+	// rule (SPEC §8, Go kit only: anywhere in the payload).
+	valueFloor, nameFloor string
 }
 
 const (
@@ -302,24 +326,24 @@ func (g *probeGen) secret(path string) string {
 	case 0:
 		types := []string{"", "RSA ", "EC ", "OPENSSH ", "DSA "}
 		l1, l2 := g.chars(alnum, 40+g.r.IntN(24)), g.chars(alnum+"+/", 20+g.r.IntN(20))+"=="
-		g.plant(plantedProbe{token: l1, kind: kindSecretPEM, path: path, blocked: true})
-		g.plant(plantedProbe{token: l2[:len(l2)-2], kind: kindSecretPEM, path: path, blocked: true})
+		g.plant(plantedProbe{token: l1, kind: kindSecretPEM, path: path, secret: true})
+		g.plant(plantedProbe{token: l2[:len(l2)-2], kind: kindSecretPEM, path: path, secret: true})
 		return "-----BEGIN " + pick(g.r, types) + "PRIVATE KEY-----\n" + l1 + "\n" + l2 + "\n-----END " + pick(g.r, types) + "PRIVATE KEY-----"
 	case 1:
 		s := "sk-" + g.chars(alnum, 2) + g.chars(alnum+"_-", 8+g.r.IntN(20)) + g.chars(alnum, 1)
-		return g.plant(plantedProbe{token: s, kind: kindSecretSK, path: path, blocked: true})
+		return g.plant(plantedProbe{token: s, kind: kindSecretSK, path: path, secret: true})
 	case 2:
 		s := "sk-ant-" + g.chars(alnum, 2) + g.chars(alnum+"_-", 10+g.r.IntN(30)) + g.chars(alnum, 1)
-		return g.plant(plantedProbe{token: s, kind: kindSecretSKAnt, path: path, blocked: true})
+		return g.plant(plantedProbe{token: s, kind: kindSecretSKAnt, path: path, secret: true})
 	case 3:
 		s := "gh" + g.chars("pousr", 1) + "_" + g.chars(alnum, 12+g.r.IntN(30))
-		return g.plant(plantedProbe{token: s, kind: kindSecretGitHub, path: path, blocked: true})
+		return g.plant(plantedProbe{token: s, kind: kindSecretGitHub, path: path, secret: true})
 	case 4:
 		s := "AKIA" + g.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 16)
-		return g.plant(plantedProbe{token: s, kind: kindSecretAWS, path: path, blocked: true})
+		return g.plant(plantedProbe{token: s, kind: kindSecretAWS, path: path, secret: true})
 	case 5:
 		body := g.chars(alnum, 4) + g.chars(alnum+"._~+/=-", 4+g.r.IntN(30)) + g.chars(alnum, 1)
-		g.plant(plantedProbe{token: body, kind: kindSecretBearer, path: path, blocked: true})
+		g.plant(plantedProbe{token: body, kind: kindSecretBearer, path: path, secret: true})
 		return g.randCase("bearer") + g.sep(true) + body
 	default:
 		names := []string{"api_key", "api-key", "apikey", "access_token", "accesstoken", "auth-token", "client_secret", "client-secret", "password"}
@@ -329,7 +353,7 @@ func (g *probeGen) secret(path string) string {
 			quote = ""
 		}
 		body := g.chars(alnum, 6+g.r.IntN(24))
-		g.plant(plantedProbe{token: body, kind: kindSecretAssign, path: path, blocked: true})
+		g.plant(plantedProbe{token: body, kind: kindSecretAssign, path: path, secret: true})
 		return g.randCase(pick(g.r, names)) + pick(g.r, seps) + quote + body + quote
 	}
 }
@@ -339,16 +363,19 @@ func (g *probeGen) secret(path string) string {
 // structural: only there are secrets drawn, since only there are they
 // redacted.
 func (g *probeGen) text(path string, ctx bool) string {
+	start := len(g.plants)
+	defer func() { g.sanitised(start, ctx) }()
 	var parts []string
 	if g.mode == modeLeading && g.r.IntN(2) == 0 {
-		// A leading marker classifies the rest of the text; it raises the
-		// payload's default class too, so nothing else here is compared.
+		// A leading marker classifies the rest of the text; left open, it
+		// raises the payload's default class too.
 		lead := g.maybe(g.sep(true))
-		class, kind, blocked := pick(g.r, blockedClasses), kindLeadBlocked, true
+		class, kind := pick(g.r, blockedClasses), kindLeadBlocked
 		if g.r.IntN(4) == 0 {
-			class, kind, blocked = pick(g.r, allowedClasses), kindLeadAllowed, false
+			class, kind = pick(g.r, allowedClasses), kindLeadAllowed
 		}
-		tok := g.plant(plantedProbe{token: g.token(), kind: kind, path: path, class: class, blocked: blocked})
+		tok := g.plant(plantedProbe{token: g.token(), kind: kind, path: path, class: class})
+		g.raiseValues(class)
 		return lead + g.marker(class, false) + g.maybe(g.sep(true)) + tok + " " + g.filler()
 	}
 	n := 1 + g.r.IntN(3)
@@ -357,7 +384,7 @@ func (g *probeGen) text(path string, ctx bool) string {
 		switch d := g.r.IntN(10); {
 		case d < 3:
 			class := pick(g.r, blockedClasses)
-			tok := g.plant(plantedProbe{token: g.token(), kind: kindPairBlocked, path: path, class: class, blocked: true})
+			tok := g.plant(plantedProbe{token: g.token(), kind: kindPairBlocked, path: path, class: class})
 			parts = append(parts, g.marker(class, false)+g.maybe(g.filler()+" ")+tok+g.maybe(" "+g.filler())+g.marker(class, true))
 		case d < 5:
 			class := pick(g.r, allowedClasses)
@@ -382,6 +409,29 @@ func (g *probeGen) text(path string, ctx bool) string {
 	return b.String()
 }
 
+// sanitised marks the plants from start on, all in one string, as
+// sanitised when the string is in content context (ctx) or holds a
+// marker (some of them has a class: every marker kind is planted with
+// one).
+func (g *probeGen) sanitised(start int, ctx bool) {
+	marked := slices.ContainsFunc(g.plants[start:], func(p plantedProbe) bool { return p.class != "" })
+	for i := start; i < len(g.plants); i++ {
+		g.plants[i].sanitised = ctx || marked
+	}
+}
+
+// raiseValues records that the payload's values raise its default class
+// to class at least.
+func (g *probeGen) raiseValues(class string) {
+	g.valueFloor = maxClass(g.valueFloor, class)
+}
+
+// maxClass is the higher of two classes named as privacy names them; ""
+// is below every class.
+func maxClass(a, b string) string {
+	return string(privacy.Max(privacy.Classification(a), privacy.Classification(b)))
+}
+
 func (g *probeGen) maybe(s string) string {
 	if g.r.IntN(2) == 0 {
 		return ""
@@ -395,7 +445,8 @@ func (g *probeGen) maybe(s string) string {
 // close, or a close of another class.
 func (g *probeGen) anomaly(path string) string {
 	class := pick(g.r, blockedClasses)
-	tok := g.plant(plantedProbe{token: g.token(), kind: kindAnomaly, path: path, class: class, blocked: true})
+	tok := g.plant(plantedProbe{token: g.token(), kind: kindAnomaly, path: path, class: class})
+	g.raiseValues(class)
 	switch g.r.IntN(5) {
 	case 0:
 		return `\` + g.marker(class, false) + tok + g.marker(class, true)
@@ -429,7 +480,8 @@ func (g *probeGen) structureMessage() *pnode {
 	if g.mode == modeStack {
 		outer, inner := pick(g.r, allowedClasses), pick(g.r, allowedClasses)
 		blocked := pick(g.r, blockedClasses)
-		tok := g.plant(plantedProbe{token: g.token(), kind: kindOpenBelow, path: path, class: blocked, blocked: true})
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindOpenBelow, path: path, class: blocked, sanitised: true})
+		g.raiseValues(blocked)
 		first = g.marker(outer, false) + g.filler() + " " + g.marker(inner, false) + g.filler() + g.marker(outer, true)
 		second = g.marker(blocked, false) + g.filler() + g.marker(blocked, true) + g.sep(false) + tok + " " + g.filler()
 		if g.r.IntN(2) == 0 {
@@ -437,7 +489,8 @@ func (g *probeGen) structureMessage() *pnode {
 		}
 	} else {
 		class := pick(g.r, blockedClasses)
-		tok := g.plant(plantedProbe{token: g.token(), kind: kindSplitPair, path: path, class: class, blocked: true})
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindSplitPair, path: path, class: class, sanitised: true})
+		g.raiseValues(class)
 		first = g.filler() + " " + g.marker(class, false) + g.filler()
 		second = tok + g.marker(class, true) + " " + g.filler()
 	}
@@ -452,12 +505,12 @@ func (g *probeGen) keyName(path string, ctx bool) string {
 	switch {
 	case d < 2:
 		class := pick(g.r, blockedClasses)
-		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyPair, path: path, class: class, blocked: true, key: true})
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyPair, path: path, class: class, sanitised: true, key: true})
 		return g.marker(class, false) + tok + g.marker(class, true)
-	case d < 4 && !(ctx && g.mode == modeStack):
+	case d < 4 && g.mode != modeStack:
 		class := pick(g.r, blockedClasses)
-		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyLead, path: path, class: class, blocked: true, key: true})
-		g.raised = g.raised || ctx
+		tok := g.plant(plantedProbe{token: g.token(), kind: kindKeyLead, path: path, class: class, sanitised: true, key: true})
+		g.nameFloor = maxClass(g.nameFloor, class)
 		return g.marker(class, false) + tok
 	case d < 5 && ctx:
 		var s string
@@ -469,9 +522,9 @@ func (g *probeGen) keyName(path string, ctx bool) string {
 		default:
 			s = "AKIA" + g.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 16)
 		}
-		return g.plant(plantedProbe{token: s, kind: kindKeySecret, path: path, blocked: true, key: true})
+		return g.plant(plantedProbe{token: s, kind: kindKeySecret, path: path, secret: true, sanitised: true, key: true})
 	}
-	return g.plant(plantedProbe{token: g.token(), kind: kindPublicKey, path: path, key: true})
+	return g.plant(plantedProbe{token: g.token(), kind: kindPublicKey, path: path, sanitised: ctx, key: true})
 }
 
 // pnode is a payload tree in document order.
@@ -640,13 +693,13 @@ var uninspectableValues = []struct {
 // under a later blocked pair, sent to a remote provider) and one is partly
 // uninspectable.
 // fixtureProvider is one of the providers.
-func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
+func newProbeBatch(seed uint64, n int, fixtureProvider string, named ...string) *probeBatch {
 	g := newProbeGen(seed)
-	providers := g.probeProviders(fixtureProvider)
-	b := &probeBatch{seed: seed, local: map[string]bool{}}
+	providers := g.probeProviders(fixtureProvider, named)
+	b := &probeBatch{seed: seed, canonical: map[string]string{}}
 	for _, p := range providers {
 		b.providers = append(b.providers, p.name)
-		b.local[p.name] = p.local
+		b.canonical[p.name] = p.canonical
 	}
 	order := g.r.Perm(len(providers))
 	// Failing payloads take the uninspectable values in turn, so a batch
@@ -685,9 +738,9 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string) *probeBatch {
 
 // payloadCase builds one payload in mode for provider p.
 func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probeCase {
-	g.plants, g.mode, g.raised = nil, mode, false
+	g.plants, g.mode, g.valueFloor, g.nameFloor = nil, mode, "", ""
 	root := pobj()
-	c := &probeCase{index: index, provider: p.name, local: p.local, clean: mode == modeClean}
+	c := &probeCase{index: index, provider: p.name, canonical: p.canonical}
 	// Each slot places text under a content key at some depth; a payload
 	// holds a random selection of them, always with one message.
 	slots := g.r.Perm(len(probeSlots))
@@ -710,7 +763,7 @@ func (g *probeGen) payloadCase(index int, p probeProvider, mode, bad int) *probe
 		c.failPath = g.nestBad(root, u.make)
 	}
 	c.tree, c.plants = root, g.plants
-	c.clean = c.clean && !g.raised
+	c.valueFloor, c.nameFloor = g.valueFloor, g.nameFloor
 	switch {
 	case mode == modeFailing:
 		c.shape = shapeMap
@@ -853,6 +906,6 @@ func (g *probeGen) outsideText(path string) string {
 		return g.filler() + " " + g.plant(plantedProbe{token: g.token(), kind: kindPublicText, path: path})
 	}
 	class := pick(g.r, blockedClasses)
-	tok := g.plant(plantedProbe{token: g.token(), kind: kindPairBlocked, path: path, class: class, blocked: true})
+	tok := g.plant(plantedProbe{token: g.token(), kind: kindPairBlocked, path: path, class: class, sanitised: true})
 	return g.filler() + " " + g.marker(class, false) + tok + g.marker(class, true)
 }

@@ -3,53 +3,112 @@ package conformance
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
-// TestProbeExpectationsMatchEngine checks the generator's expectations
-// against the privacy engine under the default policy: for every payload
-// and every provider of many batches, the engine's result passes exactly
-// the checks checkPrivacyProbes applies to an adapter.
+// TestProbeExpectationsMatchEngine checks the judge of privacy-probes
+// against the privacy engine: for every payload of a few batches, sent to
+// every provider of its batch, the engine's result under a configuration
+// passes the judge of that declared configuration and the judge without a
+// declared configuration; the result of the engine without the Go kit's
+// member-name rule passes the declared judge as a deviation unless strict,
+// and fails it strict for some payload of every batch.
 func TestProbeExpectationsMatchEngine(t *testing.T) {
-	testProbeExpectations(t, 3)
+	testProbeExpectations(t, 2)
+}
+
+// probeConfigs are the configurations the judge is checked under: the
+// default, one that differs in every member (a stricter default class,
+// local providers of its own, a remote provider allowed sensitive content,
+// one allowed nothing), one without redaction, and a disabled one.
+func probeConfigs() map[string]privacy.Config {
+	custom := privacy.DefaultConfig()
+	custom.DefaultClassification = privacy.Internal
+	custom.LocalProviders = []string{"Edge-Box", "ollama"}
+	custom.RemoteDefaultAllowed = []privacy.Classification{privacy.Normal, privacy.Internal}
+	custom.RemoteProviders = map[string][]privacy.Classification{
+		FixtureProvider:  {privacy.Normal, privacy.Internal, privacy.Sensitive},
+		"Strict.Example": {},
+	}
+	noRedaction := privacy.DefaultConfig()
+	noRedaction.RedactSecrets = false
+	disabled := privacy.DefaultConfig()
+	disabled.Enabled = false
+	return map[string]privacy.Config{"default": privacy.DefaultConfig(), "custom": custom, "no redaction": noRedaction, "disabled": disabled}
 }
 
 func testProbeExpectations(t *testing.T, seeds uint64) {
-	eng, err := privacy.New(privacy.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seed := range seeds {
-		b := newProbeBatch(seed, privacyProbeCount, FixtureProvider)
-		for _, c := range b.cases {
-			for _, p := range b.providers {
-				cc := *c
-				cc.provider, cc.local = p, b.local[p]
-				where := cc.where(seed)
-				r, err := eng.SanitizePayload(p, cc.payload())
-				if cc.failing != "" {
-					if !errors.Is(err, privacy.ErrUninspectable) {
-						t.Fatalf("%s nests %s at %s: engine error %v, want ErrUninspectable", where, cc.failing, cc.failPath, err)
+	for name, cfg := range probeConfigs() {
+		eng, err := privacy.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := upstream.WithoutNameFloor(eng).(*privacy.Engine)
+		named := slices.Concat(cfg.LocalProviders, slices.Sorted(maps.Keys(cfg.RemoteProviders)))
+		for seed := range seeds {
+			declared := probeJudge{eng: eng, cfg: &cfg}
+			strict := probeJudge{eng: eng, cfg: &cfg, strict: true}
+			undeclared := probeJudge{dests: map[string]contract.Destination{}}
+			b := newProbeBatch(seed, privacyProbeCount, FixtureProvider, named...)
+			strictFails := 0
+			for _, c := range b.cases {
+				if c.failing != "" {
+					if _, err := eng.SanitizePayload(c.provider, c.payload()); !errors.Is(err, privacy.ErrUninspectable) {
+						t.Fatalf("%s: %s nests %s at %s: engine error %v, want ErrUninspectable", name, c.where(seed), c.failing, c.failPath, err)
 					}
 					continue
 				}
-				if err != nil {
-					t.Fatalf("%s: %v", where, err)
+				// Under the default configuration every provider, under the
+				// others four in turn.
+				providers := b.providers
+				if name != "default" {
+					providers = nil
+					for k := range 4 {
+						providers = append(providers, b.providers[(c.index*4+k)%len(b.providers)])
+					}
 				}
-				res := r.ForProvider(p)
-				if res.Destination != destinationOf(cc.local) {
-					t.Fatalf("%s: engine destination %s", where, res.Destination)
+				for _, p := range providers {
+					cc := *c
+					cc.provider, cc.canonical = p, b.canonical[p]
+					where := name + ": " + cc.where(seed)
+					for _, e := range []*privacy.Engine{eng, up} {
+						if e == up && c.nameFloor == "" {
+							continue // no member name raises the floor: the same result
+						}
+						r, err := e.SanitizePayload(p, cc.payload())
+						if err != nil {
+							t.Fatalf("%s: %v", where, err)
+						}
+						res := r.ForProvider(p)
+						for _, j := range []probeJudge{declared, undeclared} {
+							if err := j.checkDestination(res.Destination, &cc, where); err != nil {
+								t.Fatalf("%s: the engine's destination fails: %s", where, err.(*brokenRule).actual)
+							}
+							deviates, err := j.judge(res.Payload, &res, &cc, j.policy(p, res.Destination), where, "the engine's result")
+							if err != nil {
+								t.Fatalf("%s (declared %t, without the name rule %t): the engine's result fails: %s: %s", where, j.eng != nil, e == up, err, err.(*brokenRule).actual)
+							}
+							if deviates && (e == eng || j.eng == nil) {
+								t.Fatalf("%s: a deviation counted for the engine's own result", where)
+							}
+						}
+						if e == up {
+							if _, err := strict.judge(res.Payload, &res, &cc, strict.policy(p, res.Destination), where, "the result"); err != nil {
+								strictFails++
+							}
+						}
+					}
 				}
-				if err := checkProbeCounts(res, &cc, where); err != nil {
-					t.Fatalf("engine fails the counts: %v %s", err, err.(*brokenRule).actual)
-				}
-				if err := checkProbeContent(res.Payload, &cc, where, "the engine's result"); err != nil {
-					t.Fatalf("engine fails the content check: %s", err.(*brokenRule).actual)
-				}
+			}
+			if strictFails == 0 && cfg.Enabled {
+				t.Errorf("%s, seed %d: the result without the member-name rule passed the strict judge for every payload", name, seed)
 			}
 		}
 	}

@@ -32,22 +32,66 @@ func checkProjection(ctx context.Context, e *env) error {
 		return skip("no generated histories were asked for")
 	}
 	p := &ProjectionRun{factory: e.factory, opts: e.opts}
-	defer func() { e.limits, e.note = p.limits, p.Note() }()
+	defer func() { e.limits, e.note = p.limits, p.Note(); p.cover(e) }()
 	if err := p.start(ctx, e); err != nil {
 		return err
 	}
 	for seed := 1; seed <= n; seed++ {
+		if !e.opts.owns(seed - 1) {
+			continue // another shard's history
+		}
 		fx := NewFixture()
 		msgs := gen.HistoryWithout(fx.RuntimeID, fx.SessionID, p.leftOut...).Example(seed)
 		// A history that fails is counted by the kind of its first
 		// difference, and the run goes on: the verdict tells everything
 		// the run saw.
-		if _, err := p.check(ctx, e, fmt.Sprintf("generated history seed %d", seed), msgs); err != nil && !p.failures.add(err) {
-			return err
+		where := fmt.Sprintf("generated history seed %d", seed)
+		if _, err := p.check(ctx, e, where, msgs); err != nil {
+			if !p.failures.add(err) {
+				return err
+			}
+			if p.failing == nil {
+				p.failing, p.failingWhere = msgs, where
+			}
+		}
+	}
+	// The first history that failed is shown shrunk, as small as a
+	// budget finds that fails the same way.
+	if p.failing != nil {
+		first := p.failures.kinds[0].first
+		if br, msgs := p.shrinkHistory(ctx, e, p.failing, first); br != nil {
+			p.failures.replace(first, shrunk(br, p.failingWhere, len(p.failing), msgs))
 		}
 	}
 	return p.verdict(ctx, e)
 }
+
+// cover counts what the run covered in e (Result.Covered): the generated
+// histories, the long ones the verdict added, the refused ones, the
+// isolation histories, and for each family how many generated histories
+// holding it were projected faithfully (in a shard only) — so that a merge
+// of a campaign's shards can judge across them what one run judges alone.
+func (p *ProjectionRun) cover(e *env) {
+	e.cover("histories", p.drawn-p.long)
+	e.cover("long", p.long)
+	e.cover("refused", p.refused)
+	e.cover("isolation", p.isolated)
+	if !p.opts.sharded() {
+		return // only a merge of shards reads these
+	}
+	for _, ev := range p.events {
+		if ev.refused != "" || ev.long {
+			continue
+		}
+		for _, f := range ev.families {
+			e.cover(projectedKey+string(f), 1)
+		}
+	}
+}
+
+// projectedKey prefixes the count of faithfully projected histories
+// holding a family, in Result.Covered.
+const projectedKey = "projected:"
 
 // Bounds of what a projection verdict shows of its failures: how many
 // kinds, and how much of each kind's first failure.
@@ -92,6 +136,15 @@ next:
 		f.kinds = append(f.kinds, failureKind{rule: br.rule, kind: kind, first: br, count: 1})
 	}
 	return true
+}
+
+// replace shows was, the first failure of its kinds, as now.
+func (f *projectionFailures) replace(was, now *brokenRule) {
+	for i := range f.kinds {
+		if f.kinds[i].first == was {
+			f.kinds[i].first = now
+		}
+	}
 }
 
 // err is the run's failure, nil when no history failed. Its rule is the
@@ -180,6 +233,10 @@ type ProjectionRun struct {
 	keptFams  []gen.Family
 	longDrawn bool // the history of every family was checked
 	long      int  // of the histories drawn, the long ones the verdict added
+	// failing is the first generated history that failed, and where it
+	// came from, for the failure to show it shrunk.
+	failing      []contract.Message
+	failingWhere string
 }
 
 // longOfRun is how many messages the history of every family holds at
@@ -238,6 +295,19 @@ type projected struct {
 	where    string
 	families []gen.Family
 	refused  gen.Family // the family it was refused for; "" when projected
+	long     bool       // a long history the verdict added, not a generated one
+}
+
+// checkLongOne checks a long history the verdict adds, marking its event
+// so.
+func (p *ProjectionRun) checkLongOne(ctx context.Context, e *env, where string, msgs []contract.Message) error {
+	p.long++
+	before := len(p.events)
+	_, err := p.check(ctx, e, where, msgs)
+	if len(p.events) > before {
+		p.events[len(p.events)-1].long = true
+	}
+	return err
 }
 
 // NewProjectionRun starts a run of the projection check: it creates one
@@ -262,7 +332,7 @@ func (p *ProjectionRun) LeftOut() []gen.Family { return slices.Clone(p.leftOut) 
 func (p *ProjectionRun) Check(ctx context.Context, messages []contract.Message) error {
 	var refusal *Refusal
 	err := p.do(ctx, func(ctx context.Context, e *env) error {
-		r, err := p.check(ctx, e, fmt.Sprintf("history #%d", p.drawn+1), messages)
+		r, err := p.check(ctx, e, "a drawn history", messages)
 		refusal = r
 		return err
 	})
@@ -435,8 +505,7 @@ func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 		p.longDrawn = true
 		msgs := p.ofEveryFamily()
 		where := fmt.Sprintf("the history of every family the run drew (%d histories repeated, %d messages)", len(p.kept), len(msgs))
-		p.long++
-		if _, err := p.check(ctx, e, where, msgs); err != nil && !p.failures.add(err) {
+		if err := p.checkLongOne(ctx, e, where, msgs); err != nil && !p.failures.add(err) {
 			return err
 		}
 	}
@@ -457,7 +526,9 @@ func (p *ProjectionRun) verdict(ctx context.Context, e *env) error {
 			return err
 		}
 	}
-	if 2*p.refused > p.drawn {
+	// A shard sees part of a campaign's histories: the bound is the
+	// merge's to judge, over every shard's (MergeReports).
+	if 2*p.refused > p.drawn && !p.opts.sharded() {
 		return broken(ruleRefusalBound, fmt.Sprintf("at most %d of %d generated histories refused", p.drawn/2, p.drawn),
 			fmt.Sprintf("%d refused", p.refused))
 	}
@@ -482,9 +553,7 @@ func (p *ProjectionRun) checkLong(ctx context.Context, e *env, seed uint64) erro
 	for k := 0; k < isolationTries; k++ {
 		s := isolationSeed(seed, gen.FamilyLongHistory, k)
 		if msgs := g.Example(s); slices.Contains(gen.FamiliesOf(msgs), gen.FamilyLongHistory) {
-			p.long++
-			_, err := p.check(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
-			return err
+			return p.checkLongOne(ctx, e, fmt.Sprintf("long history (run seed %d, draw %d)", seed, s), msgs)
 		}
 	}
 	return fmt.Errorf("conformance: no long history in %d draws from seed %d", isolationTries, seed)
@@ -575,13 +644,21 @@ func isolationSeed(seed uint64, f gen.Family, k int) int {
 // projectOne creates an instance holding msgs and checks its snapshot
 // with the history it holds, after judging how it holds it. A refusal of
 // the history is returned as it is.
-func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.Message) error {
+func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.Message) (err error) {
 	fx := NewFixture()
 	fx.Messages = msgs
 	s, err := e.startWith(ctx, fx)
 	if err != nil {
 		return err
 	}
+	// Closed whatever the history showed: a run checks every history, and
+	// a shrink many more, each on an instance of its own.
+	defer func() {
+		e.forget(s)
+		if cerr := s.Close(ctx); cerr != nil && err == nil {
+			err = failed("the instance must shut down and clean up without error", cerr)
+		}
+	}()
 	if s.heldErr != nil {
 		p.limits.addHolding(s.holding)
 		return s.heldErr
@@ -594,10 +671,6 @@ func (p *ProjectionRun) projectOne(ctx context.Context, e *env, msgs []contract.
 		return err
 	}
 	p.limits.addHolding(s.holding)
-	e.forget(s)
-	if err := s.Close(ctx); err != nil {
-		return failed("the instance must shut down and clean up without error", err)
-	}
 	return nil
 }
 

@@ -24,6 +24,15 @@ type env struct {
 	report   *Report  // set by the in-order check
 	created  int      // instances the factory created
 	drawn    uint64   // the seed the check drew its random input from (see seed)
+	covered  map[string]int
+}
+
+// cover counts n more of what the check covered (Result.Covered).
+func (e *env) cover(key string, n int) {
+	if e.covered == nil {
+		e.covered = map[string]int{}
+	}
+	e.covered[key] += n
 }
 
 // start creates a fresh instance holding the conformance fixture.
@@ -86,6 +95,11 @@ func (c Check) Run(ctx context.Context, factory Factory, opts ...Option) Result 
 
 func (c Check) runIn(ctx context.Context, e *env) Result {
 	t0 := time.Now()
+	if e.opts.sharded() && e.opts.Shard != 1 && !c.split {
+		// A check that splits nothing runs once per campaign.
+		return Result{ID: c.ID, Kind: c.Kind, Capability: c.Capability, Status: StatusSkip,
+			SkipReason: fmt.Sprintf("%s of the campaign: this check draws no input the shards split, and shard 1 runs it", e.opts.shardText())}
+	}
 	short, hang := e.opts.hangs.hung()
 	if short > 0 && (e.opts.CallTimeout <= 0 || short < e.opts.CallTimeout) {
 		o := *e.opts
@@ -131,6 +145,7 @@ func (c Check) runIn(ctx context.Context, e *env) Result {
 		r.Failure.Actual = "the check itself passed; closing its instances: " + r.Failure.Actual
 	}
 	r.Seed = e.drawn
+	r.Covered = e.covered
 	r.Duration = time.Since(t0)
 	return r
 }
@@ -160,6 +175,11 @@ type RunReport struct {
 	// LeftOut lists the families of history shapes the projection check
 	// did not draw (WithoutFamilies).
 	LeftOut []gen.Family `json:"leftOut,omitempty"`
+	// KitVersion is the version of the kit that ran the checks.
+	KitVersion string `json:"kitVersion"`
+	// Campaign says which part of a campaign a sharded run was
+	// (WithShard); nil for a run that is not sharded.
+	Campaign *Campaign `json:"campaign,omitempty"`
 	// Limits lists the limits of the run, part of its verdict: the
 	// families the runtime refused or declared, and the holding
 	// differences of the histories it holds (one entry per name, with the
@@ -186,6 +206,28 @@ func (r RunReport) Counts() (passed, failed, skipped int) {
 	return passed, failed, skipped
 }
 
+// kitVersion is the version of the kit: the release the reference
+// adapter's identity names (reference.Version).
+const kitVersion = "0.2.0"
+
+// Campaign is what a sharded run (WithShard) says of its campaign: the
+// seed every shard shares, which shard it was, and the settings that make
+// the campaign — every shard of one campaign has the same. What each check
+// covered is in its result (Result.Covered).
+type Campaign struct {
+	Seed   uint64 `json:"seed"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
+	// Checks are the ids of the checks the campaign runs, in catalogue
+	// order (a shard other than 1 runs only those that split their input).
+	Checks               []string                `json:"checks"`
+	Histories            int                     `json:"histories"`
+	ModelSteps           int                     `json:"modelSteps"`
+	DiagnosticsLimit     int                     `json:"diagnosticsLimit"`
+	RequiredCapabilities []contract.CapabilityID `json:"requiredCapabilities,omitempty"`
+	RequiredFamilies     []gen.Family            `json:"requiredFamilies,omitempty"`
+}
+
 // RunChecks runs every check of the catalogue (or those WithChecks names),
 // in catalogue order, each on fresh instances created by factory, and
 // returns the report. A check that fails does not stop the run.
@@ -193,7 +235,7 @@ func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 	t0 := time.Now()
 	// The checks of the run share what it learns of a hung adapter.
 	o := newOptions(append([]Option{withHangWatch(&hangWatch{})}, opts...))
-	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, LeftOut: o.LeftOut}
+	rep := RunReport{Version: RunReportVersion, ContractVersion: contract.ContractVersion, KitVersion: kitVersion, LeftOut: o.LeftOut}
 	checks := Checks()
 	if len(o.Checks) > 0 {
 		for _, id := range o.Checks {
@@ -202,6 +244,22 @@ func RunChecks(ctx context.Context, factory Factory, opts ...Option) RunReport {
 			}
 		}
 		checks = slices.DeleteFunc(checks, func(c Check) bool { return !slices.Contains(o.Checks, c.ID) })
+	}
+	if o.sharded() {
+		rep.Campaign = &Campaign{Seed: o.Seed, Shard: o.Shard, Shards: o.Shards, Histories: o.Histories, ModelSteps: o.ModelSteps,
+			DiagnosticsLimit: o.DiagnosticsLimit, RequiredCapabilities: o.RequiredCapabilities, RequiredFamilies: o.RequiredFamilies}
+		for _, c := range checks {
+			rep.Campaign.Checks = append(rep.Campaign.Checks, c.ID)
+		}
+		if o.Seed == 0 {
+			// Without the campaign's seed, shards would draw different
+			// campaigns.
+			rep.Problems = append(rep.Problems, o.shardText()+" names no campaign: every shard needs the campaign's seed (WithSeed, --seed)")
+			checks = nil
+		}
+		if o.Shard != 1 {
+			checks = slices.DeleteFunc(checks, func(c Check) bool { return !c.split })
+		}
 	}
 	for _, c := range checks {
 		e := &env{factory: factory, opts: o}

@@ -274,8 +274,12 @@ func checkSourceCorrupt(ctx context.Context, e *env) error {
 			return broken(call.method+" of a corrupt canonical source fails: it never yields an empty, stale or invented history",
 				"an error", describeHistory(&snap))
 		}
-		if n := errorDiagnostics(a.Diagnostics()); n <= errorsBefore {
-			return broken("a failed "+call.method+" of a corrupt canonical source records a diagnostic of severity error",
+		// §12: the reference adapter records canonical-history-read-failed
+		// (severity error).
+		// latitude: SPEC §4 makes the read an error and says nothing of
+		// other adapters' diagnostics.
+		if n := errorDiagnostics(a.Diagnostics()); n <= errorsBefore && a.Identity().AdapterName == referenceAdapterName {
+			return broken("a failed "+call.method+" of a corrupt canonical source records a diagnostic of severity error (§12: the reference adapter's canonical-history-read-failed)",
 				fmt.Sprintf("more than %d error diagnostics", errorsBefore), fmt.Sprintf("%d error diagnostics", n))
 		}
 	}

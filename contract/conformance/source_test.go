@@ -30,7 +30,7 @@ func runCheck(t *testing.T, id string, f conformance.Factory) conformance.Result
 func TestNewChecksPassReferenceAndExample(t *testing.T) {
 	for name, f := range map[string]conformance.Factory{
 		"reference": reference.NewConformanceFactory(),
-		"example":   memadapter.ConformanceFactory(false),
+		"example":   memadapter.ConformanceFactory(),
 	} {
 		for _, id := range newChecks {
 			if r := runCheck(t, id, f); r.Status != conformance.StatusPass {

@@ -3,6 +3,7 @@ package privacy
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -49,6 +50,46 @@ func chatPayload(n int, filler string) map[string]any {
 	}
 }
 
+// redactionSecrets are secrets of every shape SPEC §8 redacts, one per
+// secret message of redactionPayload in turn.
+var redactionSecrets = []string{
+	"sk-proj%06dabcdefgh",
+	"ghp_%06dabcdefghijklmnop",
+	"AKIA%016d",
+	"Authorization: Bearer eyJ%06d.abcdefghij",
+	"password = \"hunter%06d\"",
+	"-----BEGIN RSA PRIVATE KEY-----\nMIIE%06dabcdefghijklmnopqrstuvwxyz\n-----END RSA PRIVATE KEY-----",
+}
+
+// redactionPayload builds a provider request of n messages of prose, a
+// fourth of them holding a withheld pair (local-only or sensitive, one
+// blocked block each) and a fourth a secret of each shape in turn (one
+// redaction each), and a system prompt holding one more secret.
+func redactionPayload(n int) map[string]any {
+	prose := strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 8)
+	messages := make([]any, 0, n)
+	for i := range n {
+		text := fmt.Sprintf("Step %d. %s", i, prose)
+		switch i % 4 {
+		case 1:
+			class := []string{"local-only", "sensitive"}[i/4%2]
+			text += " [ds4:" + class + "]customer record " + strconv.Itoa(i) + "[/ds4:" + class + "] done."
+		case 3:
+			text += " see " + fmt.Sprintf(redactionSecrets[i/4%len(redactionSecrets)], i) + " in the log."
+		}
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		messages = append(messages, map[string]any{"role": role, "content": []any{map[string]any{"type": "text", "text": text}}})
+	}
+	return map[string]any{
+		"model":    "claude-sonnet",
+		"system":   "You are a careful coding agent. Never print credentials such as sk-abcdefgh12345678.",
+		"messages": messages,
+	}
+}
+
 func benchPayload(b *testing.B, payload any) {
 	e := mustEngine(b, DefaultConfig())
 	if _, err := e.SanitizePayload("remote", payload); err != nil {
@@ -62,27 +103,47 @@ func benchPayload(b *testing.B, payload any) {
 	}
 }
 
+// benchValid is the floor a raw figure is compared with: validating the
+// same bytes with encoding/json.
+func benchValid(b *testing.B, doc []byte) {
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !json.Valid(doc) {
+			b.Fatal("invalid JSON")
+		}
+	}
+}
+
+// BenchmarkSanitizePayload measures sanitisation of raw JSON beside its
+// floor, json.Valid on the same bytes (<payload>/raw and
+// <payload>/json.Valid), for three payloads of the chat shape: small (3
+// messages, about 1 kB), large (400 messages, about 1 MB) and redactions
+// (2,000 shorter messages, about 1 MB, 500 of them with a withheld
+// local-only segment and 501 secrets redacted); and Go maps.
 func BenchmarkSanitizePayload(b *testing.B) {
 	chat := chatPayload(20, "Some ordinary prose that explains the change in a sentence or two.")
 	chatJSON, _ := json.Marshal(chat)
 	big := chatPayload(400, strings.Repeat("Lorem ipsum dolor sit amet, consectetur adipiscing elit. ", 40))
 	bigJSON, _ := json.Marshal(big)
+	smallJSON, _ := json.Marshal(chatPayload(3, "Some ordinary prose that explains the change in a sentence or two."))
+	redactJSON, _ := json.Marshal(redactionPayload(2000))
+	e := mustEngine(b, DefaultConfig())
+	if r, err := e.SanitizePayload("remote", json.RawMessage(redactJSON)); err != nil || r.BlockedBlocks != 500 || r.SecretRedactions != 501 {
+		b.Fatalf("the redactions payload: %d blocked blocks, %d redactions (%v); want 500 and 501", r.BlockedBlocks, r.SecretRedactions, err)
+	}
+	for _, p := range []struct {
+		name string
+		doc  []byte
+	}{{"small", smallJSON}, {"large", bigJSON}, {"redactions", redactJSON}} {
+		b.Run(fmt.Sprintf("%s/raw-%dB", p.name, len(p.doc)), func(b *testing.B) {
+			b.SetBytes(int64(len(p.doc)))
+			benchPayload(b, json.RawMessage(p.doc))
+		})
+		b.Run(p.name+"/json.Valid", func(b *testing.B) { benchValid(b, p.doc) })
+	}
 	b.Run(fmt.Sprintf("chat20/raw-%dB", len(chatJSON)), func(b *testing.B) { benchPayload(b, json.RawMessage(chatJSON)) })
 	b.Run("chat20/go-map", func(b *testing.B) { benchPayload(b, chat) })
-	b.Run(fmt.Sprintf("large/raw-%dB", len(bigJSON)), func(b *testing.B) {
-		b.SetBytes(int64(len(bigJSON)))
-		benchPayload(b, json.RawMessage(bigJSON))
-	})
-	// The floor the raw figure is compared with: validating the same bytes.
-	b.Run("large/json.Valid", func(b *testing.B) {
-		b.SetBytes(int64(len(bigJSON)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if !json.Valid(bigJSON) {
-				b.Fatal("invalid JSON")
-			}
-		}
-	})
 	b.Run("large/go-map", func(b *testing.B) {
 		b.SetBytes(int64(len(bigJSON)))
 		benchPayload(b, big)

@@ -33,10 +33,10 @@
 // and its own; a closing marker pops the top entry and, when nothing was
 // open, the classes differ or the pair is split across two strings, raises
 // the floor to both classes, the markers below staying open; every marker
-// left open at the end raises it to its class. A member name in content
-// context raises the floor to the class of each opening marker in it that
-// does not begin a closed pair of that name. The default class of the whole
-// payload becomes at least the floor.
+// left open at the end raises it to its class. A member name, anywhere in
+// the payload, raises the floor to the class of each opening marker in it
+// that does not begin a closed pair of that name. The default class of the
+// whole payload becomes at least the floor.
 //
 // # Secrets
 //
@@ -106,11 +106,12 @@
 //     json.Marshaler cannot be recognised and is treated as the JSON it is.
 //   - Member names: the TypeScript kit's floor counts string values only,
 //     so a member name holding an unclosed marker reaches a remote
-//     provider verbatim. Here a member name in content context raises the
-//     floor to the class of every opening marker in it that does not begin
-//     a closed pair of the name (unclosed, leading, or nested inside
-//     another pair), and the name is sanitised. Payloads without such names
-//     sanitise exactly as in the TypeScript kit.
+//     provider verbatim. Here a member name anywhere in the payload, in
+//     content context or not, raises the floor to the class of every
+//     opening marker in it that does not begin a closed pair of the name
+//     (unclosed, leading, or nested inside another pair), and the name is
+//     sanitised. Payloads without such names sanitise exactly as in the
+//     TypeScript kit.
 //   - Stricter typing: classifications must be exactly one of the four
 //     lower-case names, a provider name that is blank after trimming is an
 //     error, and invalid JSON or invalid UTF-8 in a json.RawMessage is an

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unsafe"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 )
@@ -25,17 +26,28 @@ import (
 // encoded request body, and binary data outside content context is passed
 // through uninspected. Bytes that are not JSON are an error.
 //
-// A document is copied once into a string the engine owns, and read from
-// that copy alone: every pass sees the same bytes whatever the caller does
-// with its slice meanwhile. A document already in JavaScript property
+// A document is copied once into a buffer the engine owns (ws.doc), and
+// read from that copy alone, as a string: every pass sees the same bytes
+// whatever the caller does with its slice meanwhile, and nothing the
+// engine returns refers to the copy. A document already in JavaScript property
 // order with unique names (the usual case) is flattened in one scan; any
 // other is parsed into a tree, which orders its members, and the tree is
 // flattened. It also returns the length of the payload's JSON when it was
 // given as JSON, else 0.
-func encodePayload(payload any) ([]jsonw.Token, int, error) {
+//
+// The tokens are appended to ws's token buffer, with ws's working space;
+// on an error the buffer is cleared whole, since tokens may have been
+// written into it.
+func encodePayload(payload any, ws *work) (toks []jsonw.Token, size int, err error) {
+	defer func() {
+		if err != nil {
+			clear(ws.toks[:cap(ws.toks)])
+		}
+	}()
 	if raw, ok := jsonw.Document(payload); ok {
-		doc := string(raw)
-		toks, ordered, err := jsonw.Flatten(nil, doc)
+		ws.doc = append(ws.doc[:0], raw...)
+		doc := unsafe.String(unsafe.SliceData(ws.doc), len(ws.doc))
+		toks, ordered, err := ws.flat.Flatten(ws.toks[:0], doc)
 		if err != nil {
 			// jsonw errors carry an offset and a description, never the text.
 			return nil, 0, uninspectable("invalid JSON: %v", err)
@@ -45,6 +57,7 @@ func encodePayload(payload any) ([]jsonw.Token, int, error) {
 			if err != nil {
 				return nil, 0, uninspectable("invalid JSON: %v", err)
 			}
+			clear(toks) // the tree's tokens may be fewer: leave nothing behind
 			toks, err = flattenTree(toks[:0], v)
 			if err != nil {
 				return nil, 0, err
@@ -57,7 +70,7 @@ func encodePayload(payload any) ([]jsonw.Token, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	toks, err := flattenTree(nil, root)
+	toks, err = flattenTree(ws.toks[:0], root)
 	return toks, 0, err
 }
 
@@ -80,7 +93,7 @@ func flattenTree(dst []jsonw.Token, v jsonw.Value) ([]jsonw.Token, error) {
 	case jsonw.Object:
 		dst = append(dst, jsonw.Token{Kind: jsonw.Object, N: len(v.Members)})
 		for _, m := range v.Members {
-			dst = append(dst, jsonw.Token{Kind: jsonw.Name, Text: m.Name})
+			dst = append(dst, jsonw.Token{Kind: jsonw.Name, Text: m.Name, Bracket: strings.IndexByte(m.Name, '[') >= 0})
 			if dst, err = flattenTree(dst, m.Value); err != nil {
 				return dst, err
 			}
@@ -105,7 +118,7 @@ func flattenTree(dst []jsonw.Token, v jsonw.Value) ([]jsonw.Token, error) {
 		}
 		return append(dst, jsonw.Token{Kind: jsonw.Number, Text: lit}), nil
 	case jsonw.String, kindBinary:
-		return append(dst, jsonw.Token{Kind: v.Kind, Text: v.Str}), nil
+		return append(dst, jsonw.Token{Kind: v.Kind, Text: v.Str, Bracket: strings.IndexByte(v.Str, '[') >= 0}), nil
 	case jsonw.Bool:
 		return append(dst, jsonw.Token{Kind: jsonw.Bool, Text: strconv.FormatBool(v.Bool)}), nil
 	case jsonw.Null:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
 // Engine enforces one privacy Config. It is immutable after New and safe
@@ -17,6 +18,17 @@ type Engine struct {
 	local         map[string]struct{}
 	remoteDefault classMask
 	remote        map[string]classMask
+	// valuesOnly leaves member names out of the marker-structure floor,
+	// as the TypeScript kit's engine does (see package upstream).
+	valuesOnly bool
+}
+
+func init() {
+	upstream.WithoutNameFloor = func(e any) any {
+		c := *e.(*Engine)
+		c.valuesOnly = true
+		return &c
+	}
 }
 
 // ErrBlankProvider is returned when a provider name is empty after
@@ -133,20 +145,36 @@ func (e *Engine) SanitizePayload(provider string, payload any) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	toks, size, err := encodePayload(payload)
+	ws := getWork()
+	defer ws.release()
+	return e.sanitizeWith(ws, dest, mask, payload)
+}
+
+// sanitizeWith is SanitizePayload for a provider of destination dest
+// allowed the classes in mask, in the working space ws.
+func (e *Engine) sanitizeWith(ws *work, dest Destination, mask classMask, payload any) (Result, error) {
+	toks, size, err := encodePayload(payload, ws)
 	if err != nil {
 		return Result{}, err
 	}
+	ws.toks = toks // what release clears
 	// The payload is read once into tokens; the floor is a pass over
 	// their strings, and the sanitised JSON is written in one more pass.
 	// The output is about as long as the input JSON, when that is known.
-	w := walker{toks: toks, out: make([]byte, 0, size+size/16)}
+	// The walker and the floor work on copies on the stack (writing their
+	// slices there costs no write barrier) and go back to ws for reuse.
+	w := ws.walker
+	defer func() { ws.walker = w }()
+	w.toks, w.out = toks, make([]byte, 0, size+size/16)
 	if !e.enabled {
 		w.write()
 		return Result{Value: w.out, Classification: e.def, Destination: dest}, nil
 	}
-	w.sanitizer = sanitizer{allowed: mask, redact: e.redact && dest == Remote}
-	w.def = Max(e.def, markerFloor(toks))
+	w.allowed, w.redact = mask, e.redact && dest == Remote
+	fl := ws.floor
+	w.def = Max(e.def, fl.of(toks, !e.valuesOnly))
+	ws.floor = fl
+	w.marked = fl.marked
 	w.st.class = w.def
 	w.value(keyOther, false)
 	return Result{
@@ -192,7 +220,7 @@ func (e *Engine) SanitizeText(provider, text string) (TextResult, error) {
 	fl.value(text)
 	z.def = Max(e.def, fl.finish())
 	st := textStats{class: z.def}
-	out := z.text(text, &st)
+	out := z.text(text, len(fl.markers) > 0, &st)
 	return TextResult{
 		Text:             out,
 		Classification:   st.class,

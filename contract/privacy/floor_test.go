@@ -2,6 +2,8 @@ package privacy
 
 import (
 	"testing"
+
+	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
 // stackConfig is a remote policy that allows sensitive content, so that
@@ -63,9 +65,9 @@ func TestMarkerStackFloors(t *testing.T) {
 }
 
 // TestMemberNameWithUnclosedMarker checks the rule the Go kit adds to the
-// TypeScript kit's: a member name in content context holding an opening
-// marker outside a closed pair raises the floor to its class, so the name
-// and everything else is withheld as the same slip in a value is.
+// TypeScript kit's: a member name anywhere in the payload holding an
+// opening marker outside a closed pair raises the floor to its class, so
+// the name and everything else is withheld as the same slip in a value is.
 func TestMemberNameWithUnclosedMarker(t *testing.T) {
 	e := mustEngine(t, DefaultConfig())
 	ps, pl := `"`+phSensitive+`"`, `"`+phLocal+`"`
@@ -86,12 +88,34 @@ func TestMemberNameWithUnclosedMarker(t *testing.T) {
 			payloadWant{`{"metadata":{"x \\[ds4:local-only]S":1,"note":"public"}}`, Normal, false, 0, 0}},
 		{"a stray close in a name sets no floor", `{"metadata":{"x [/ds4:local-only]":1,"note":"public"}}`,
 			payloadWant{`{"metadata":{"x [/ds4:local-only]":1,"note":"public"}}`, Normal, false, 0, 0}},
-		// Outside content context the TypeScript kit's rule stands: names
-		// do not count.
+		// The rule holds anywhere in the payload, outside content context
+		// too: SPEC §8's own example sits at the root.
 		{"outside content context", `{"routing":{"x [ds4:local-only]S":1},"messages":[{"role":"user","content":"public"}]}`,
-			payloadWant{`{"routing":{"x [ds4:local-only]S":1},"messages":[{"role":"user","content":"public"}]}`, Normal, false, 0, 0}},
+			payloadWant{`{"routing":{` + pl + `:1},"messages":[{"role":"user","content":` + pl + `}]}`, LocalOnly, true, 2, 0}},
+		{"at the root", `{"x [ds4:local-only]SECRET":1}`, payloadWant{`{` + pl + `:1}`, LocalOnly, true, 1, 0}},
+		{"at the root beside content", `{"model":"m","[ds4:sensitive]k":{"note":"public"},"prompt":"p"}`,
+			payloadWant{`{"model":"m",` + ps + `:{"note":"public"},"prompt":` + ps + `}`, Sensitive, true, 2, 0}},
+		{"a closed pair at the root sets no floor", `{"[ds4:local-only]S[/ds4:local-only]":1,"prompt":"public"}`,
+			payloadWant{`{` + pl + `:1,"prompt":"public"}`, LocalOnly, true, 1, 0}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { checkPayload(t, e, "remote", raw(c.in), c.want) })
 	}
+}
+
+// TestEngineWithoutNameFloor checks the engine package upstream gives the
+// conformance checks: the TypeScript kit's floor, values only, so SPEC
+// §8's example reaches a remote provider verbatim there; a value's slip is
+// still withheld, and a name with a marker is still sanitised.
+func TestEngineWithoutNameFloor(t *testing.T) {
+	e := mustEngine(t, DefaultConfig())
+	up := upstream.WithoutNameFloor(e).(*Engine)
+	pl := `"` + phLocal + `"`
+	checkPayload(t, up, "remote", raw(`{"x [ds4:local-only]SECRET":1}`), payloadWant{`{"x [ds4:local-only]SECRET":1}`, Normal, false, 0, 0})
+	checkPayload(t, up, "remote", raw(`{"[ds4:local-only]k":1,"prompt":"p"}`), payloadWant{`{` + pl + `:1,"prompt":"p"}`, LocalOnly, true, 1, 0})
+	checkPayload(t, up, "remote", raw(`{"prompt":"x [ds4:local-only]SECRET","system":"s"}`), payloadWant{`{"prompt":` + pl + `,"system":` + pl + `}`, LocalOnly, true, 2, 0})
+	if !e.valuesOnly && up.valuesOnly && up.def == e.def {
+		return
+	}
+	t.Fatal("the engine without the name floor is not a copy of the engine with only that rule left out")
 }

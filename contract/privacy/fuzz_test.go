@@ -14,6 +14,9 @@ import (
 
 const fuzzProbe = "QZXJPROBEQZXJ"
 
+// hasMarker reports whether s contains an unescaped marker.
+func hasMarker(s string) bool { return len(findMarkers(nil, s)) > 0 }
+
 // FuzzSanitizeNeverLeaksLocalOnly checks the engine's central promise: text
 // inside a [ds4:local-only] pair in a content string never reaches a remote
 // provider, whatever surrounds it (arbitrary JSON next to it, arbitrary text
@@ -106,11 +109,10 @@ func (p *probeDoc) next() byte {
 }
 
 // str returns a string with an optional probe, surrounded by escapes. An
-// unclosed marker is placed first in a member name: the marker-structure
-// floor that withholds the rest of a string after an unclosed marker
-// counts string values only (SPEC §8), so a member name is protected by a
-// closed pair or a leading marker.
-func (p *probeDoc) str(name bool) string {
+// unclosed marker after other text protects the rest of a member name as
+// it does in a value: the Go kit's marker-structure floor counts member
+// names anywhere in the payload (SPEC §8, Go kit only).
+func (p *probeDoc) str() string {
 	c := p.next()
 	w := probeWords[int(c>>3)%len(probeWords)]
 	// Text next to a probe must not end in a backslash (which would
@@ -123,9 +125,6 @@ func (p *probeDoc) str(name bool) string {
 	case 3:
 		return pre + "[ds4:local-only]" + localProbe + "[/ds4:local-only]\n" + w
 	case 4:
-		if name {
-			pre = " \n"
-		}
 		return pre + "[DS4:Local-Only]" + localProbe
 	case 5:
 		return pre + secretProbe + "\n" + w
@@ -139,7 +138,7 @@ func (p *probeDoc) value(depth int, ctx bool) {
 	c := p.next()
 	switch {
 	case depth > 6 || c%4 == 0:
-		p.buf = jsonw.AppendString(p.buf, p.str(false))
+		p.buf = jsonw.AppendString(p.buf, p.str())
 	case c%4 == 1:
 		p.buf = append(p.buf, '[')
 		for i := range int(p.next() % 4) {
@@ -153,7 +152,7 @@ func (p *probeDoc) value(depth int, ctx bool) {
 		p.buf = append(p.buf, '{')
 		seen := map[string]bool{}
 		for i := range int(p.next() % 5) {
-			name := p.str(true)
+			name := p.str()
 			if seen[name] {
 				name += "#" + strconv.Itoa(i)
 			}
@@ -189,6 +188,10 @@ func FuzzSanitizeProbesInNames(f *testing.F) {
 	f.Add([]byte{2, 4, 0, 2, 4, 13 << 3, 1, 3, 0, 7, 0, 5, 0, 3, 14 << 3, 0, 15<<3 | 7}, "\\u0041\n", byte(2))
 	f.Add([]byte{2, 2, 2<<3 | 3, 2, 3, 16<<3 | 3, 0, 17<<3 | 4, 0, 18 << 3, 0, 19<<3 | 5}, "é\t\x00", byte(4))
 	f.Add([]byte{2, 4, 3, 2, 4, 5, 0, 6, 0, 7, 0, 4, 0, 20<<3 | 3, 1, 3, 0, 9<<3 | 7}, "[ds4:internal]", byte(8))
+	// An unclosed marker after text in a member name at the root, outside
+	// content context, and one under a name that is no content key.
+	f.Add([]byte{2, 1, 9<<3 | 4, 0}, " ", byte(0))
+	f.Add([]byte{2, 2, 8 << 3, 2, 1, 4<<3 | 4, 0, 0}, "note", byte(9))
 	f.Fuzz(func(t *testing.T, shape []byte, text string, mode byte) {
 		if strings.Contains(text, "QZXJ") || !utf8.ValidString(text) || hasMarker(text) {
 			// Markers in the filler could nest a probe's pair inside

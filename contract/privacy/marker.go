@@ -57,26 +57,6 @@ func findMarkers(dst []marker, s string) []marker {
 	}
 }
 
-// hasMarker reports whether s contains an unescaped marker.
-func hasMarker(s string) bool {
-	for i := 0; ; {
-		k := strings.IndexByte(s[i:], '[')
-		if k < 0 {
-			return false
-		}
-		i += k
-		if (i == 0 || s[i-1] != '\\') && hasMarkerAt(s, i) {
-			return true
-		}
-		i++
-	}
-}
-
-func hasMarkerAt(s string, i int) bool {
-	_, ok := markerAt(s, i)
-	return ok
-}
-
 // A pair is a closed [ds4:C]…[/ds4:C] segment: open and close are indexes
 // into the string's marker list.
 type pair struct{ open, close marker }

@@ -32,6 +32,9 @@ type oracleConfig struct {
 	allowed [4]bool // for the provider at hand
 	remote  bool
 	redact  bool
+	// valuesOnly leaves member names out of the floor, as the TypeScript
+	// kit's engine does (SPEC §8: the name rule is the Go kit's only).
+	valuesOnly bool
 }
 
 // oracleResult is what the oracle computes for a payload.
@@ -267,8 +270,8 @@ func (f *ofloor) value(s string) {
 	f.index++
 }
 
-// name is a member name in content context: each opening marker that does
-// not begin one of its closed pairs raises the floor.
+// name is a member name, anywhere in the payload: each opening marker that
+// does not begin one of its closed pairs raises the floor.
 func (f *ofloor) name(s string) {
 	ms := oracleMarkers(s)
 	pairs := oraclePairs(ms)
@@ -315,21 +318,22 @@ func oracleKey(name string) int {
 	return okeyOther
 }
 
-// oracleFloor walks values (and names in content context) in walk order.
-func oracleFloor(n *onode, ctx bool, f *ofloor) {
+// oracleFloor walks values and, unless valuesOnly, member names in walk
+// order.
+func oracleFloor(n *onode, f *ofloor, valuesOnly bool) {
 	switch n.kind {
 	case 's':
 		f.value(n.text)
 	case 'a':
 		for _, item := range n.items {
-			oracleFloor(item, ctx, f)
+			oracleFloor(item, f, valuesOnly)
 		}
 	case 'o':
 		for i, name := range n.names {
-			if ctx {
+			if !valuesOnly {
 				f.name(name)
 			}
-			oracleFloor(n.vals[i], ctx || oracleKey(name) == okeyContent, f)
+			oracleFloor(n.vals[i], f, valuesOnly)
 		}
 	}
 }
@@ -550,7 +554,7 @@ func oracleSanitize(cfg oracleConfig, doc []byte) (oracleResult, error) {
 		return res, nil
 	}
 	f := ofloor{floor: -1}
-	oracleFloor(root, false, &f)
+	oracleFloor(root, &f, cfg.valuesOnly)
 	res.floor = f.end()
 	z := &otext{cfg: &cfg, def: max(cfg.def, res.floor), res: &res}
 	res.class = z.def

@@ -66,8 +66,10 @@ func TestFloors(t *testing.T) {
 			payloadWant{`{"options":{"x":"plain"},"messages":[{"content":"` + phLocal + `"}]}`, LocalOnly, true, 1, 0}},
 		{"floor from a non-content string", `{"options":{"x":"[ds4:sensitive]"},"messages":[{"content":"hi"}]}`,
 			payloadWant{`{"options":{"x":` + ps + `},"messages":[{"content":` + ps + `}]}`, Sensitive, true, 2, 0}},
-		{"keys outside content context do not count", `{"options":{"[ds4:sensitive]k":"v"},"messages":[{"content":"hi"}]}`,
-			payloadWant{`{"options":{` + ps + `:"v"},"messages":[{"content":"hi"}]}`, Sensitive, true, 1, 0}},
+		// Go kit only (SPEC §8): a member name's unclosed or leading
+		// marker raises the floor anywhere, outside content context too.
+		{"a key outside content context raises the floor", `{"options":{"[ds4:sensitive]k":"v"},"messages":[{"content":"hi"}]}`,
+			payloadWant{`{"options":{` + ps + `:"v"},"messages":[{"content":` + ps + `}]}`, Sensitive, true, 2, 0}},
 		// In document order the internal marker would be left open at the
 		// end (floor internal); in JavaScript property order "0" comes first
 		// and the sensitive pair opens inside it (nesting, floor sensitive).
@@ -376,26 +378,46 @@ func TestGoValuesEncodeLikeEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestConcurrentUse sanitises payloads of several shapes from several
+// goroutines at once, each result kept until all are done: the engine
+// reuses working space between calls, and no result may share it.
 func TestConcurrentUse(t *testing.T) {
 	e := mustEngine(t, DefaultConfig())
-	payload := raw(`{"messages":[{"role":"user","content":"[ds4:local-only]x[/ds4:local-only] sk-abcdefgh12"}],"metadata":{"sk-abcdefgh12":1,"sk-abcdefgh34":2}}`)
-	want, err := e.SanitizePayload("remote", payload)
-	if err != nil {
-		t.Fatal(err)
+	payloads := []any{
+		raw(`{"messages":[{"role":"user","content":"[ds4:local-only]x[/ds4:local-only] sk-abcdefgh12"}],"metadata":{"sk-abcdefgh12":1,"sk-abcdefgh34":2}}`),
+		raw(`{"metadata":{"[ds4:normal]a\u0062[/ds4:normal]":"-----BEGIN PRIVATE KEY-----k-----END PRIVATE KEY----- Bearer abcdefghij","2":"x","0":"y"}}`),
+		raw(`{"b":1,"a":2,"b":3,"prompt":"password: hunter22 and ghp_abcdefghijkl1234"}`),
+		map[string]any{"messages": []any{map[string]any{"role": "user", "content": "[ds4:internal]i[/ds4:internal] AKIA0123456789ABCDEF"}}},
 	}
+	want := make([]Result, len(payloads))
+	for i, p := range payloads {
+		var err error
+		if want[i], err = e.SanitizePayload("remote", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make([][]Result, 8)
 	var wg sync.WaitGroup
-	for range 8 {
+	for g := range got {
 		wg.Go(func() {
-			for range 50 {
-				got, err := e.SanitizePayload("remote", payload)
-				if err != nil || string(got.Value) != string(want.Value) {
-					t.Error("concurrent result differs")
+			for i := range 60 {
+				r, err := e.SanitizePayload("remote", payloads[(g+i)%len(payloads)])
+				if err != nil {
+					t.Error(err)
 					return
 				}
+				got[g] = append(got[g], r)
 			}
 		})
 	}
 	wg.Wait()
+	for g, rs := range got {
+		for i, r := range rs {
+			if w := want[(g+i)%len(payloads)]; string(r.Value) != string(w.Value) || r.SecretRedactions != w.SecretRedactions {
+				t.Fatalf("goroutine %d, call %d: %s\nwant %s", g, i, r.Value, w.Value)
+			}
+		}
+	}
 }
 
 func TestZeroEngineFailsClosed(t *testing.T) {

@@ -1,9 +1,10 @@
 package privacy
 
 import (
-	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
@@ -16,72 +17,243 @@ const (
 	redactedSecret     = "[DS4 REDACTED SECRET]"
 )
 
-// These patterns need neither look-behind nor back-references, so Go's
-// regexp, which picks the match a backtracking engine would pick, finds
-// exactly what JavaScript finds; \b is ASCII in both, as JavaScript's is
-// without the u flag. Case-insensitive parts are spelt out as
-// ASCII classes: Go's (?i) would also fold U+017F and U+212A onto s and k,
-// which JavaScript does not.
-var (
-	pemPattern    = regexp.MustCompile(`-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----`)
-	bearerPattern = regexp.MustCompile(`\b([Bb][Ee][Aa][Rr][Ee][Rr]` + jsstring.SpaceClass + `+)[A-Za-z0-9._~+/=-]{8,}`)
-)
-
 // redactSecrets replaces secrets in s, pattern after pattern over the
 // already-redacted text, and returns the text and the number of
-// replacements.
-func redactSecrets(s string) (string, int) {
-	n := 0
-	if strings.Contains(s, "-----BEGIN ") {
-		s = replaceAll(pemPattern, s, redactedPrivateKey, false, &n)
+// replacements. Every pattern is scanned in code, from anchors found with
+// byte searches; the tests hold the regular expression each scan must
+// agree with (Go's regexp picks the match a backtracking engine picks, so
+// each is an exact model of the JavaScript pattern).
+//
+// The redacted text is built in bufs, two buffers written in turn so that
+// no pattern writes the buffer its input is in: it may be a view of one of
+// them, valid until they are next written; used records the most of each
+// that was written. With bufs nil, every copy is a buffer of its own.
+func redactSecrets(s string, bufs *[2][]byte, used *[2]int) (string, int) {
+	var anchors uint8 = anyAnchor
+	if len(s) <= shortText {
+		if anchors = secretAnchors(s); anchors == 0 {
+			return s, 0
+		}
 	}
-	s = redactCredentials(s, &n)
-	if containsFoldASCII(s, "bearer") {
-		s = replaceAll(bearerPattern, s, redactedToken, true, &n)
+	var n int
+	in := -1 // the buffer s is in, if one
+	var scratch [2][]byte
+	if bufs != nil {
+		scratch = *bufs
 	}
-	s = redactAssignments(s, &n)
+	// run runs one pattern, writing the buffer s is not in; s is then in
+	// that buffer if the pattern replaced something.
+	run := func(redact func(string, *int, []byte) (string, []byte)) {
+		k := 0
+		if in == 0 {
+			k = 1
+		}
+		before := n
+		var out []byte
+		if s, out = redact(s, &n, scratch[k]); n > before {
+			in, scratch[k] = k, out
+			if used != nil {
+				used[k] = max(used[k], len(out))
+			}
+		}
+	}
+	// A pattern runs when s holds one of its anchors; no replacement text
+	// holds one another pattern could complete.
+	if anchors&anchorHyphen != 0 {
+		run(redactPEM)
+	}
+	if anchors&(anchorHyphen|anchorK|anchorUnderscore) != 0 {
+		run(redactCredentials)
+	}
+	if anchors&anchorB != 0 {
+		run(redactBearer)
+	}
+	if anchors&anchorSeparator != 0 {
+		run(redactAssignments)
+	}
+	if bufs != nil {
+		*bufs = scratch
+	}
 	return s, n
 }
 
-// replaceAll replaces every match of re with repl, keeping the first
-// submatch in front of it when keepPrefix is set, and counts replacements.
-func replaceAll(re *regexp.Regexp, s, repl string, keepPrefix bool, n *int) string {
-	locs := re.FindAllStringSubmatchIndex(s, -1)
-	if len(locs) == 0 {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	last := 0
-	for _, loc := range locs {
-		b.WriteString(s[last:loc[0]])
-		if keepPrefix {
-			b.WriteString(s[loc[2]:loc[3]])
-		}
-		b.WriteString(repl)
-		last = loc[1]
-		*n++
-	}
-	b.WriteString(s[last:])
-	return b.String()
+// rewriter builds the redacted copy of a text of size bytes in buf,
+// whose contents it overwrites (nil: a buffer of its own); the copy
+// finish returns is a view of the buffer, valid until it is next written.
+type rewriter struct {
+	buf  []byte
+	size int
+	on   bool
 }
 
-// containsFoldASCII reports whether s contains lower, ASCII
-// case-insensitively.
-func containsFoldASCII(s, lower string) bool {
-	for _, first := range [2]byte{lower[0], lower[0] - 'a' + 'A'} {
-		for i := 0; ; i++ {
-			k := strings.IndexByte(s[i:], first)
-			if k < 0 {
-				break
-			}
-			i += k
-			if hasPrefixFoldASCII(s, i, lower) {
-				return true
-			}
+func (w *rewriter) write(s string) {
+	if !w.on {
+		w.buf, w.on = slices.Grow(w.buf[:0], w.size), true
+	}
+	w.buf = append(w.buf, s...)
+}
+
+func (w *rewriter) writeByte(c byte) {
+	if !w.on {
+		w.buf, w.on = slices.Grow(w.buf[:0], w.size), true
+	}
+	w.buf = append(w.buf, c)
+}
+
+// finish returns s unchanged when nothing was written, else the copy with
+// s[last:] appended; and the buffer, grown or not.
+func (w *rewriter) finish(s string, last int) (string, []byte) {
+	if !w.on {
+		return s, w.buf
+	}
+	w.buf = append(w.buf, s[last:]...)
+	return unsafe.String(unsafe.SliceData(w.buf), len(w.buf)), w.buf
+}
+
+// shortText is the length up to which a text is first checked in one pass
+// for a byte every secret needs, rather than searched pattern by pattern.
+const shortText = 64
+
+// The anchors of the secret patterns: bytes of which every match holds
+// one. A PEM block holds hyphens; a credential the hyphen of "sk-", the K
+// of "AKIA" or the underscore of "gh?_"; a Bearer token the b of "bearer"
+// in either case; an assignment its separator.
+const (
+	anchorHyphen = 1 << iota
+	anchorK
+	anchorUnderscore
+	anchorB
+	anchorSeparator
+	anyAnchor = anchorHyphen | anchorK | anchorUnderscore | anchorB | anchorSeparator
+)
+
+var secretBytes = [256]uint8{'-': anchorHyphen, 'K': anchorK, '_': anchorUnderscore, 'b': anchorB, 'B': anchorB, ':': anchorSeparator, '=': anchorSeparator}
+
+// secretAnchors returns the anchors s holds, in one pass.
+func secretAnchors(s string) uint8 {
+	var m uint8
+	for i := 0; i < len(s); i++ {
+		m |= secretBytes[s[i]]
+	}
+	return m
+}
+
+// PEM private-key blocks: a header, anything, and the nearest footer after
+// it. Header and footer name one of the key types, which need not agree.
+const (
+	pemBegin = "-----BEGIN "
+	pemEnd   = "-----END "
+	pemLabel = "PRIVATE KEY-----"
+)
+
+var pemTypes = [...]string{"RSA ", "EC ", "OPENSSH ", "DSA ", ""}
+
+// pemLabelEnd returns the end of "[RSA |EC |OPENSSH |DSA ]PRIVATE KEY-----"
+// starting at s[i], or -1.
+func pemLabelEnd(s string, i int) int {
+	for _, t := range pemTypes {
+		if strings.HasPrefix(s[i:], t) && strings.HasPrefix(s[i+len(t):], pemLabel) {
+			return i + len(t) + len(pemLabel)
 		}
 	}
-	return false
+	return -1
+}
+
+// redactPEM replaces every private-key block with the private-key
+// placeholder. It finds what
+//
+//	-----BEGIN (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----(?s:.*?)-----END (?:RSA |EC |OPENSSH |DSA )?PRIVATE KEY-----
+//
+// matches, left to right: the first header that has a footer after it, up
+// to the nearest footer. A header without a footer after it ends the scan,
+// since no later header has one either.
+func redactPEM(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
+	last := 0
+	for i := 0; ; {
+		k := indexFrom(s, i, pemBegin)
+		if k < 0 {
+			break
+		}
+		h := pemLabelEnd(s, k+len(pemBegin))
+		if h < 0 {
+			i = k + 1
+			continue
+		}
+		e := -1
+		for j := h; e < 0; {
+			f := indexFrom(s, j, pemEnd)
+			if f < 0 {
+				break
+			}
+			e = pemLabelEnd(s, f+len(pemEnd))
+			j = f + 1
+		}
+		if e < 0 {
+			break
+		}
+		b.write(s[last:k])
+		b.write(redactedPrivateKey)
+		last, i = e, e
+		*n++
+	}
+	return b.finish(s, last)
+}
+
+// isBearerTokenByte reports whether c may be part of a Bearer token:
+// [A-Za-z0-9._~+/=-].
+func isBearerTokenByte(c byte) bool {
+	return isWordByte(c) || c == '.' || c == '~' || c == '+' || c == '/' || c == '=' || c == '-'
+}
+
+// redactBearer replaces the token of every Bearer credential, keeping its
+// prefix. It finds what
+//
+//	\b([Bb][Ee][Aa][Rr][Ee][Rr]\s+)[A-Za-z0-9._~+/=-]{8,}
+//
+// matches (\s being JavaScript's whitespace), left to right: a
+// word-bounded "bearer" in any ASCII case, all the whitespace after it (at
+// least one character), and all the token characters after that (at least
+// 8); neither run can give back a character to let the other match.
+func redactBearer(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
+	last := 0
+	lower, upper := -2, -2 // the next 'b' and 'B' at or after i (-1: none left)
+	for i := 0; ; {
+		if lower != -1 && lower < i {
+			lower = nextByte(s, i, 'b')
+		}
+		if upper != -1 && upper < i {
+			upper = nextByte(s, i, 'B')
+		}
+		k := lower
+		if k < 0 || (upper >= 0 && upper < k) {
+			k = upper
+		}
+		if k < 0 {
+			break
+		}
+		i = k + 1
+		if !hasPrefixFoldASCII(s, k, "bearer") || (k > 0 && isWordByte(s[k-1])) {
+			continue
+		}
+		j := skipJSSpace(s, k+len("bearer"))
+		if j == k+len("bearer") {
+			continue
+		}
+		e := j
+		for e < len(s) && isBearerTokenByte(s[e]) {
+			e++
+		}
+		if e-j < 8 {
+			continue
+		}
+		b.write(s[last:j])
+		b.write(redactedToken)
+		last, i = e, e
+		*n++
+	}
+	return b.finish(s, last)
 }
 
 // assignmentKeys are the secret names of key=value assignments, matched
@@ -144,8 +316,8 @@ func secretValueEnd(s string, i int) (int, int) {
 // exactly one name can end before a given separator, and no name starts
 // inside another at a word boundary, so this finds the matches a
 // left-to-right search for names finds, in the same order.
-func redactAssignments(s string, n *int) string {
-	var b strings.Builder
+func redactAssignments(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	colon, equals := strings.IndexByte(s, ':'), strings.IndexByte(s, '=')
 	for {
@@ -198,22 +370,15 @@ func redactAssignments(s string, n *int) string {
 			}
 			after++
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:j])
-		b.WriteString(redactedSecret)
+		b.write(s[last:j])
+		b.write(redactedSecret)
 		if quote != 0 {
-			b.WriteByte(quote)
+			b.writeByte(quote)
 		}
 		last = after
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // nextByte returns the offset of the first c in s at or after from, or -1.
@@ -306,8 +471,8 @@ func atWordBoundary(s string, i int) bool {
 // placeholder, scanning left to right and resuming after each match. Only
 // a position where "sk-", "gh?_" or "AKIA" starts can begin a credential,
 // so the scan jumps from one such anchor to the next.
-func redactCredentials(s string, n *int) string {
-	var b strings.Builder
+func redactCredentials(s string, n *int, buf []byte) (string, []byte) {
+	b := rewriter{buf: buf, size: len(s)}
 	last := 0
 	a := credentialAnchors{s: s, sk: -2, gh: -2, akia: -2}
 	for i := a.next(0); i >= 0; i = a.next(i) {
@@ -320,20 +485,13 @@ func redactCredentials(s string, n *int) string {
 			i++
 			continue
 		}
-		if b.Len() == 0 {
-			b.Grow(len(s))
-		}
-		b.WriteString(s[last:i])
-		b.WriteString(redactedCredential)
+		b.write(s[last:i])
+		b.write(redactedCredential)
 		last = e
 		i = e
 		*n++
 	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
+	return b.finish(s, last)
 }
 
 // credentialAnchors finds the anchors of credentials in s: the offsets
@@ -349,26 +507,19 @@ type credentialAnchors struct {
 // go back: from never decreases.
 func (a *credentialAnchors) next(from int) int {
 	s := a.s
+	// Each anchor is found by its rarest byte: "sk-" by its hyphen, two
+	// bytes in; "AKIA" by its K, one byte in; "gh?_" by its underscore,
+	// three bytes in.
 	if a.sk != -1 && a.sk < from {
-		a.sk = indexFrom(s, from, "sk-")
+		a.sk = anchorBy(s, from, '-', 2, func(i int) bool { return s[i] == 's' && s[i+1] == 'k' })
 	}
 	if a.akia != -1 && a.akia < from {
-		a.akia = indexFrom(s, from, "AKIA")
+		a.akia = anchorBy(s, from, 'K', 1, func(i int) bool { return s[i] == 'A' && strings.HasPrefix(s[i+2:], "IA") })
 	}
 	if a.gh != -1 && a.gh < from {
-		// A gh?_ anchor is found by its underscore, three bytes in.
-		a.gh = -1
-		for j := from + 3; j < len(s); j++ {
-			k := strings.IndexByte(s[j:], '_')
-			if k < 0 {
-				break
-			}
-			j += k
-			if i := j - 3; s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0 {
-				a.gh = i
-				break
-			}
-		}
+		a.gh = anchorBy(s, from, '_', 3, func(i int) bool {
+			return s[i] == 'g' && s[i+1] == 'h' && strings.IndexByte("pousr", s[i+2]) >= 0
+		})
 	}
 	best := -1
 	for _, i := range [3]int{a.sk, a.gh, a.akia} {
@@ -377,6 +528,22 @@ func (a *credentialAnchors) next(from int) int {
 		}
 	}
 	return best
+}
+
+// anchorBy returns the first offset i at or after from where c is at
+// s[i+at] and ok(i) holds, or -1.
+func anchorBy(s string, from int, c byte, at int, ok func(i int) bool) int {
+	for j := from + at; j < len(s); j++ {
+		k := strings.IndexByte(s[j:], c)
+		if k < 0 {
+			return -1
+		}
+		j += k
+		if ok(j - at) {
+			return j - at
+		}
+	}
+	return -1
 }
 
 // indexFrom returns the offset of the first sub in s at or after from, or

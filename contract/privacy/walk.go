@@ -4,6 +4,9 @@ import (
 	"encoding/base64"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/ds4context/adapterkit/internal/jsonw"
 	"github.com/ds4context/adapterkit/internal/jsstring"
@@ -23,8 +26,17 @@ const (
 	keyContent
 )
 
+// longestKey is the length of the longest structural or content key,
+// system_instruction.
+const longestKey = 18
+
 // classifyKey classifies a key, compared lower-cased.
 func classifyKey(name string) keyClass {
+	// Lower-casing shrinks a character by at most a factor of 3 (the
+	// Kelvin sign to k): a longer name is no key of the lists.
+	if len(name) > 3*longestKey {
+		return keyOther
+	}
 	switch jsstring.Lower(name) {
 	case "api", "id", "model", "name", "role", "stopreason", "stop_reason", "toolcallid", "tool_call_id", "type":
 		return keyStructural
@@ -57,6 +69,9 @@ type floorState struct {
 	pairs   []pair
 	next    []int32 // findPairs' scratch
 	strings int     // strings scanned so far: the index of the next one
+	// marked has a bit set for each token (by index) that is a string or
+	// a member name holding a marker, once of has run.
+	marked []uint64
 }
 
 func (f *floorState) raise(cs ...Classification) {
@@ -92,10 +107,10 @@ func (f *floorState) value(s string) {
 	}
 }
 
-// name feeds a member name in content context: every opening marker that
-// does not begin a closed pair of the name (an unclosed or leading marker,
-// or one nested inside another pair) raises the floor to its class. A
-// name's markers do not enter the stack.
+// name feeds a member name, anywhere in the payload: every opening marker
+// that does not begin a closed pair of the name (an unclosed or leading
+// marker, or one nested inside another pair) raises the floor to its
+// class. A name's markers do not enter the stack.
 func (f *floorState) name(s string) {
 	f.markers = findMarkers(f.markers[:0], s)
 	if len(f.markers) == 0 {
@@ -128,60 +143,152 @@ func (f *floorState) finish() Classification {
 // markerFloor computes the marker-structure floor of a flattened payload:
 // the highest class involved in nesting, a stray or mismatched close, a
 // pair split across strings or a marker left open, or held by an opening
-// marker outside a closed pair in a member name in content context; ""
-// when there is none.
-func markerFloor(toks []jsonw.Token) Classification {
+// marker outside a closed pair in a member name (anywhere in the payload);
+// "" when there is none. The tokens are in walk order, so one pass over
+// them feeds the strings in the order the stack needs. Without names, the
+// member names are left out, as the TypeScript kit's floor leaves them.
+func markerFloor(toks []jsonw.Token, names bool) Classification {
 	var f floorState
-	i := 0
-	var walk func(ctx bool)
-	walk = func(ctx bool) {
-		t := &toks[i]
-		i++
-		switch t.Kind {
-		case jsonw.String:
+	return f.of(toks, names)
+}
+
+// of is markerFloor, using f's working space; f must be fresh or reset.
+// It also records in f.marked which strings and names hold a marker.
+func (f *floorState) of(toks []jsonw.Token, names bool) Classification {
+	f.marked = slices.Grow(f.marked[:0], (len(toks)+63)/64)[:(len(toks)+63)/64]
+	clear(f.marked)
+	for i := range toks {
+		switch t := &toks[i]; {
+		case t.Kind == jsonw.String && !t.Bracket:
+			f.strings++ // no marker starts without a '['
+			continue
+		case t.Kind == jsonw.String:
 			f.value(t.Text)
-		case jsonw.Array:
-			for range t.N {
-				walk(ctx)
-			}
-		case jsonw.Object:
-			for range t.N {
-				name := toks[i].Text
-				i++
-				if ctx {
-					f.name(name)
-				}
-				walk(ctx || classifyKey(name) == keyContent)
-			}
+		case t.Kind == jsonw.Name && t.Bracket && names:
+			f.name(t.Text)
+		case t.Kind == jsonw.Name && t.Bracket:
+			f.markers = findMarkers(f.markers[:0], t.Text)
+		default:
+			continue
+		}
+		// value and name leave the token's markers in f.markers.
+		if len(f.markers) > 0 {
+			f.marked[i/64] |= 1 << (i % 64)
 		}
 	}
-	walk(false)
 	return f.finish()
+}
+
+// isMarked reports whether token i holds a marker, by marked as of
+// records it.
+func isMarked(marked []uint64, i int) bool { return marked[i/64]&(1<<(i%64)) != 0 }
+
+// work is the working space of one sanitisation: the tokens, the floor's
+// and the walker's. It is kept in a pool between sanitisations, so that
+// sanitising many payloads allocates little beyond each result; release
+// lets go of everything that refers to a payload before it goes back.
+type work struct {
+	walker
+	floor floorState
+	flat  jsonw.Flattener
+	doc   []byte // the engine's copy of a payload given as JSON
+}
+
+var workPool = sync.Pool{New: func() any { return new(work) }}
+
+// maxKeptTokens, maxKeptText and maxKeptDoc bound the token buffer, the
+// text buffers and the document copy a released work keeps: a huge
+// payload's are left to the collector.
+const (
+	maxKeptTokens = 1 << 16
+	maxKeptText   = 64 << 10
+	maxKeptDoc    = 4 << 20
+)
+
+func getWork() *work { return workPool.Get().(*work) }
+
+// oversized reports whether a buffer of capacity c, of which this
+// sanitisation used n, is not worth keeping: above max, or above small and
+// more than eight times what was used. A buffer a large payload grew is
+// given back once smaller ones follow: the token buffer holds pointers,
+// and the collector scans all of it while it is kept.
+func oversized(c, n, max, small int) bool {
+	return c > max || (c > small && c > 8*n)
+}
+
+// release resets w and puts it back in the pool.
+func (w *work) release() {
+	w.reset()
+	workPool.Put(w)
+}
+
+// reset readies w for another sanitisation. The tokens and names refer to
+// the payload, and the sanitiser's buffer holds its text: the parts of
+// them this sanitisation used are cleared (the rest already is); the
+// result (w.out) belongs to the caller and is let go of.
+func (w *work) reset() {
+	clear(w.toks)
+	toks := w.toks
+	if oversized(cap(toks), len(toks), maxKeptTokens, 1<<10) {
+		toks = nil
+	}
+	names := w.names[:cap(w.names)]
+	clear(names)
+	clear(w.buf[:w.used])
+	buf := w.buf
+	if cap(buf) > maxKeptText {
+		buf = nil
+	}
+	var secret [2][]byte
+	for i, b := range w.secret {
+		clear(b[:w.secretUsed[i]])
+		if cap(b) <= maxKeptText {
+			secret[i] = b[:0]
+		}
+	}
+	clear(w.doc)
+	doc := w.doc[:0]
+	if oversized(cap(w.doc), len(w.doc), maxKeptDoc, 64<<10) {
+		doc = nil
+	}
+	*w = work{
+		walker: walker{toks: toks[:0], names: names[:0], spans: w.spans[:0], nameToks: w.nameToks[:0],
+			sanitizer: sanitizer{markers: w.markers[:0], pairs: w.pairs[:0], next: w.sanitizer.next, buf: buf[:0], secret: secret}},
+		floor: floorState{open: w.floor.open[:0], markers: w.floor.markers[:0], pairs: w.floor.pairs[:0], next: w.floor.next, marked: w.floor.marked[:0]},
+		flat:  w.flat,
+		doc:   doc,
+	}
 }
 
 // walker sanitises a flattened payload and writes the result as
 // JSON.stringify writes it, in one pass over the tokens.
 type walker struct {
 	sanitizer
-	st    textStats
-	toks  []jsonw.Token
-	next  int    // the token to read next
-	out   []byte // the JSON written so far
-	names []string
-	spans []int
+	st     textStats
+	toks   []jsonw.Token
+	marked []uint64 // which tokens hold a marker (floorState.marked)
+	next   int      // the token to read next
+	out    []byte   // the JSON written so far
+	// The objects being written, outermost first: each member's offset
+	// in out and name token, and the names written from an object's first
+	// changed one on.
+	spans    []int
+	nameToks []int
+	names    []string
 }
 
 // value sanitises and writes the next value. key classifies the member
 // name it is the value of (array items inherit their array's); ctx
 // reports content context.
 func (w *walker) value(key keyClass, ctx bool) {
-	t := &w.toks[w.next]
+	i := w.next
+	t := &w.toks[i]
 	w.next++
 	switch t.Kind {
 	case jsonw.String:
 		s := t.Text
-		if (ctx && key != keyStructural) || hasMarker(s) {
-			s = w.text(s, &w.st)
+		if marked := isMarked(w.marked, i); (ctx && key != keyStructural) || marked {
+			s = w.text(s, marked, &w.st)
 		}
 		w.str(s, t)
 	case kindBinary:
@@ -214,37 +321,46 @@ func (w *walker) value(key keyClass, ctx bool) {
 // its text unchanged and the literal held no escape, else s written as
 // JSON.stringify writes it.
 func (w *walker) str(s string, t *jsonw.Token) {
+	// One store of w.out per string (each store of a pointer costs a
+	// write barrier while the collector marks).
+	out := w.out
 	if t.Verbatim && s == t.Text {
-		w.out = append(w.out, '"')
-		w.out = append(w.out, s...)
-		w.out = append(w.out, '"')
+		out = append(out, '"')
+		out = append(out, s...)
+		w.out = append(out, '"')
 		return
 	}
-	w.out = jsonw.AppendString(w.out, s)
+	w.out = jsonw.AppendString(out, s)
 }
 
 // object sanitises and writes an object of n members in content context
 // ctx. A name that collides with an earlier one after sanitising gets
 // "_<index>" appended until it is unique; when a sanitised name is an
 // array index, the members written are put back in JavaScript property
-// order.
+// order. Until a name changes, the names are read from the tokens; from
+// the first change on, the names written are kept in w.names.
 func (w *walker) object(n int, ctx bool) {
 	start := len(w.out)
 	w.out = append(w.out, '{')
-	base := len(w.names)
+	base, baseNames := len(w.spans), len(w.names)
 	var taken map[string]struct{} // built once a name has changed
 	for idx := range n {
-		nt := &w.toks[w.next]
+		ni := w.next
+		nt := &w.toks[ni]
 		w.next++
 		kc := classifyKey(nt.Text)
 		name := nt.Text
-		if (ctx && kc == keyOther) || hasMarker(name) {
-			name = w.text(name, &w.st)
+		if marked := isMarked(w.marked, ni); (ctx && kc == keyOther) || marked {
+			// The name is kept until the object is written: a copy, not a
+			// view of the sanitiser's buffers.
+			if name = w.text(name, marked, &w.st); unsafe.StringData(name) != unsafe.StringData(nt.Text) {
+				name = strings.Clone(name)
+			}
 		}
 		if taken == nil && name != nt.Text {
 			taken = make(map[string]struct{}, n)
-			for _, o := range w.names[base:] {
-				taken[o] = struct{}{}
+			for _, t := range w.nameToks[base:] {
+				taken[w.toks[t].Text] = struct{}{}
 			}
 		}
 		if taken != nil {
@@ -254,21 +370,27 @@ func (w *walker) object(n int, ctx bool) {
 				_, dup = taken[name]
 			}
 			taken[name] = struct{}{}
+			w.names = append(w.names, name)
 		}
-		w.names = append(w.names, name)
 		if idx > 0 {
 			w.out = append(w.out, ',')
 		}
 		w.spans = append(w.spans, len(w.out))
+		w.nameToks = append(w.nameToks, ni)
 		w.str(name, nt)
 		w.out = append(w.out, ':')
 		w.value(kc, ctx || kc == keyContent)
 	}
 	w.out = append(w.out, '}')
 	if taken != nil {
-		w.order(start, w.names[base:], w.spans[base:])
+		names := w.names[baseNames:]
+		all := make([]string, 0, n)
+		for _, t := range w.nameToks[base : len(w.spans)-len(names)] {
+			all = append(all, w.toks[t].Text)
+		}
+		w.order(start, append(all, names...), w.spans[base:])
 	}
-	w.names, w.spans = w.names[:base], w.spans[:base]
+	w.spans, w.nameToks, w.names = w.spans[:base], w.nameToks[:base], w.names[:baseNames]
 }
 
 // order puts the members of the object written at w.out[start:] in

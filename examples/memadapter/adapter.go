@@ -55,10 +55,13 @@ type Adapter struct {
 	mu      sync.Mutex
 	records [][]byte // the canonical history
 	writes  int      // counts changes of records
-	snap    *contract.HistorySnapshot
-	snapAt  int // writes when snap was derived
-	diags   []contract.Diagnostic
-	shut    bool
+	// whole holds the records before the first Corrupt or Break of the
+	// source since the history was last whole, nil when it is whole.
+	whole  [][]byte
+	snap   *contract.HistorySnapshot
+	snapAt int // writes when snap was derived
+	diags  []contract.Diagnostic
+	shut   bool
 }
 
 var _ contract.Adapter = (*Adapter)(nil)
@@ -189,6 +192,7 @@ func (a *Adapter) appendRecord(msg contract.Message) error {
 func (a *Adapter) tearLastRecord() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.keepWholeLocked()
 	if len(a.records) == 0 {
 		a.records = append(a.records, []byte(`{"id":`))
 		a.writes++

@@ -10,13 +10,24 @@ import (
 	"github.com/ds4context/adapterkit/contract/privacy"
 )
 
+// FactoryOption configures ConformanceFactory.
+type FactoryOption func(*Options)
+
+// WithEmbeddings gives every instance a deterministic local embedding port.
+func WithEmbeddings() FactoryOption { return func(o *Options) { o.Embeddings = true } }
+
 // ConformanceFactory returns the factory the conformance suite runs: each
 // instance gets its own canonical temporary project root, removed by the
-// instance's cleanup. With embeddings set, instances expose an embedding port.
+// instance's cleanup. With WithEmbeddings, instances expose an embedding
+// port.
 // Each instance's Source appends to, rewrites messages of (it is a
 // conformance.SourceRewriter) and corrupts the adapter's canonical history,
 // for the suite's source checks and its model check.
-func ConformanceFactory(embeddings bool) conformance.Factory {
+func ConformanceFactory(opts ...FactoryOption) conformance.Factory {
+	var configured Options
+	for _, o := range opts {
+		o(&configured)
+	}
 	return conformance.NewFactory(Name, func(_ context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		dir, err := os.MkdirTemp("", "memadapter-*")
 		if err != nil {
@@ -35,7 +46,7 @@ func ConformanceFactory(embeddings bool) conformance.Factory {
 			Model:       &model,
 			Messages:    setup.Fixture.Messages,
 			Transport:   setup.Transport,
-			Embeddings:  embeddings,
+			Embeddings:  configured.Embeddings,
 		})
 		if err != nil {
 			return conformance.Instance{Cleanup: cleanup}, err

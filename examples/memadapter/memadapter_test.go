@@ -20,15 +20,15 @@ import (
 //	go test ./examples/memadapter -ginkgo.v -ginkgo.label-filter=privacy
 //
 // A repository that already has a Ginkgo suite writes instead, at package
-// level: var _ = spec.Describe(memadapter.ConformanceFactory(true))
+// level: var _ = spec.Describe(memadapter.ConformanceFactory(memadapter.WithEmbeddings()))
 func TestConformance(t *testing.T) {
-	spec.Run(t, memadapter.ConformanceFactory(true))
+	spec.Run(t, memadapter.ConformanceFactory(memadapter.WithEmbeddings()))
 }
 
 // TestConformanceReport runs the seven cases with the framework-free runner
 // and asserts its report: what a repository without Ginkgo writes.
 func TestConformanceReport(t *testing.T) {
-	report, err := conformance.Run(context.Background(), memadapter.ConformanceFactory(true))
+	report, err := conformance.Run(context.Background(), memadapter.ConformanceFactory(memadapter.WithEmbeddings()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestConformanceReport(t *testing.T) {
 // FuzzProjection fuzzes the projection of generated histories through the
 // adapter: go test ./examples/memadapter -run '^$' -fuzz FuzzProjection.
 func FuzzProjection(f *testing.F) {
-	spec.Fuzz(f, memadapter.ConformanceFactory(false))
+	spec.Fuzz(f, memadapter.ConformanceFactory())
 }
 
 // The example's conformance factory offers the source hook, and a torn
@@ -48,7 +48,7 @@ func FuzzProjection(f *testing.F) {
 // projecting what is left.
 func TestTornRecordIsRejected(t *testing.T) {
 	ctx := context.Background()
-	inst, err := memadapter.ConformanceFactory(false).Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
+	inst, err := memadapter.ConformanceFactory().Create(ctx, conformance.Setup{Fixture: conformance.NewFixture(), Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,14 +81,14 @@ func TestNewRefusesAnUnencodableMessage(t *testing.T) {
 // FuzzModel fuzzes sequences of operations against the model of the
 // contract: go test ./examples/memadapter -run '^$' -fuzz FuzzModel.
 func FuzzModel(f *testing.F) {
-	spec.FuzzModel(f, memadapter.ConformanceFactory(true))
+	spec.FuzzModel(f, memadapter.ConformanceFactory(memadapter.WithEmbeddings()))
 }
 
 // BenchmarkModelInput is the work of one FuzzModel exec on this adapter:
 // one sequence drawn from a random 256-byte input (the seeds' size) run
 // against the model. Its ops/s bounds the fuzzer's execs/s from above.
 func BenchmarkModelInput(b *testing.B) {
-	factory := memadapter.ConformanceFactory(true)
+	factory := memadapter.ConformanceFactory(memadapter.WithEmbeddings())
 	r := rand.New(rand.NewPCG(1, 2))
 	input := make([]byte, 256)
 	for b.Loop() {

@@ -27,7 +27,7 @@ func TestLongModelRuns(t *testing.T) {
 		t.Fatalf("%s=%q: want a positive number of operations", modelStepsEnv, v)
 	}
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	r := c.Run(context.Background(), memadapter.ConformanceFactory(true), conformance.WithModelSteps(steps))
+	r := c.Run(context.Background(), memadapter.ConformanceFactory(memadapter.WithEmbeddings()), conformance.WithModelSteps(steps))
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("%s: %v (%s)", r.Status, r.Failure, r.Note)
 	}

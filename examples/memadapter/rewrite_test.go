@@ -11,7 +11,7 @@ import (
 func TestSourceRewritesInPlace(t *testing.T) {
 	ctx := context.Background()
 	fx := conformance.NewFixture()
-	inst, err := ConformanceFactory(false).Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
+	inst, err := ConformanceFactory().Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestSourceRewritesInPlace(t *testing.T) {
 func TestCurrentModelIsACopy(t *testing.T) {
 	ctx := context.Background()
 	fx := conformance.NewFixture()
-	inst, err := ConformanceFactory(false).Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
+	inst, err := ConformanceFactory().Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
 	}

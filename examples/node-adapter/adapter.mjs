@@ -30,7 +30,7 @@
 import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 
 const PROTOCOL = "runtime-adapter-bridge-v1";
@@ -215,11 +215,14 @@ async function handle(method, params, id, signal) {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "node-adapter-")));
       const id = `node-${++nextInstance}`;
       const store = fx.messages.map((m) => JSON.stringify(ownForm(m, fx.model)));
+      // The store names the runtime and the project root it belongs to,
+      // as a session file's header does; whole keeps the store as it was
+      // before the harness damaged it (sourceCorrupt, sourceBreak).
       instances.set(id, {
         dir, runtimeId: fx.runtimeId, sessionId: fx.sessionId, model: fx.model,
-        store, closed: false, diagnostics: [], cache: null,
+        store, storeRuntimeId: fx.runtimeId, storeRoot: dir, whole: null, closed: false, diagnostics: [], cache: null,
       });
-      const result = { instance: id, expectedProjectRoot: dir, source: true, sourceRewrite: true, privacyConfig: PRIVACY_CONFIG };
+      const result = { instance: id, expectedProjectRoot: dir, source: true, sourceRewrite: true, sourceBreak: !PI, privacyConfig: PRIVACY_CONFIG };
       if (DECLARE.length > 0) result.limits = DECLARE;
       if (HOLDS_OWN_FORM) result.held = store.map((r) => JSON.parse(r));
       if (EMBEDDINGS) result.embeddingPort = EMBEDDING_PORT;
@@ -301,8 +304,16 @@ async function handle(method, params, id, signal) {
     }
     case "sourceCorrupt": {
       const inst = open(params);
+      keepWhole(inst);
       inst.store.push("{\"id\":");
       inst.cache = null;
+      return null;
+    }
+    case "sourceBreak":
+      return breakStore(open(params), params.damage);
+    case "sourceRepair": {
+      const inst = open(params);
+      if (inst.whole) Object.assign(inst, inst.whole, { whole: null, cache: null });
       return null;
     }
     case "shutdown": {
@@ -462,10 +473,77 @@ function readStore(inst) {
   }
 }
 
+// keepWhole saves the store before its first damage since it was whole.
+function keepWhole(inst) {
+  if (!inst.whole) inst.whole = { store: inst.store.slice(), storeRuntimeId: inst.storeRuntimeId, storeRoot: inst.storeRoot };
+}
+
+// breakStore damages the store as the harness asks (sourceBreak): a record
+// written as it is, a record cut short, a record that is no message, or
+// the store naming another runtime or project root. A store of JavaScript
+// strings cannot hold bytes that are not UTF-8.
+function breakStore(inst, d) {
+  if (d === null || typeof d !== "object") throw new AdapterError("invalid-params", "sourceBreak needs a damage");
+  const record = () => {
+    if (d.message === null || typeof d.message !== "object") throw new AdapterError("invalid-params", "this damage needs a message");
+    return JSON.stringify(d.message);
+  };
+  let change;
+  switch (d.kind) {
+    case "record": { const r = record(); change = () => inst.store.push(r); break; }
+    case "torn-record": { const r = record(); change = () => inst.store.push(r.slice(0, r.length >> 1)); break; }
+    case "trailing": change = () => inst.store.push(""); break;
+    case "identity": change = () => { inst.storeRuntimeId += "-other"; }; break;
+    case "root": change = () => { inst.storeRoot = dirname(inst.dir); }; break;
+    case "invalid-utf8": throw new AdapterError("unsupported", "a store of strings holds no bytes that are not UTF-8");
+    default: throw new AdapterError("unsupported", "unknown damage");
+  }
+  keepWhole(inst);
+  change();
+  inst.cache = null;
+  return null;
+}
+
+// blank is SPEC's blank: empty after JavaScript's trim.
+const blank = (s) => typeof s !== "string" || s.trim() === "";
+
+// historyIssues counts what SPEC §7's validation rejects in messages, of
+// the instance's runtime and session: ids missing or repeated, provenance
+// of another session or runtime, tool call ids blank or repeated, results
+// whose call the history does not hold.
+function historyIssues(inst, messages) {
+  let issues = 0;
+  const ids = new Set();
+  const calls = new Map();
+  const results = [];
+  for (const m of messages) {
+    if (ids.has(m.id) || blank(m.id)) issues++;
+    ids.add(m.id);
+    const p = m.provenance ?? {};
+    if (p.sessionId !== inst.sessionId || blank(p.entryId) || m.sourceEntryId !== p.entryId ||
+        (p.source === "runtime-session" && p.runtimeId !== inst.runtimeId)) issues++;
+    for (const b of m.blocks) {
+      if (b.type === "toolCall") calls.set(b.id, (calls.get(b.id) ?? 0) + 1);
+      if (b.type === "toolResult") results.push(b.toolCallId);
+    }
+  }
+  for (const [id, n] of calls) if (blank(id) || n !== 1) issues++;
+  for (const id of new Set(results)) if (blank(id) || !calls.has(id)) issues++;
+  return issues;
+}
+
 function snapshot(inst, rebuild) {
   if (rebuild) inst.cache = null;
   if (inst.cache) return inst.cache;
+  if (inst.storeRuntimeId !== inst.runtimeId || inst.storeRoot !== inst.dir) {
+    record(inst, "canonical-history-identity-mismatch", "error", "The canonical history store belongs to another runtime or project root");
+    throw new AdapterError("adapter-error", "canonical history identity does not match the adapter's");
+  }
   const messages = readStore(inst);
+  if (historyIssues(inst, messages) > 0) {
+    record(inst, "canonical-history-invalid", "error", "The canonical history store does not validate");
+    throw new AdapterError("adapter-error", "canonical history is invalid");
+  }
   // The revision digests the store's serialised records, so it changes
   // exactly when the stored content does.
   const revision = sha256(stableJSON({ runtimeId: inst.runtimeId, sessionId: inst.sessionId, projectRoot: inst.dir, records: inst.store }));
@@ -703,8 +781,9 @@ function classifyKey(name) {
 // the floor to every open class and its own; a closing marker pops the top
 // entry and raises the floor to both classes unless that entry is of its
 // class and in the same string; markers left open raise it at the end. A
-// member name in content context raises it to the class of each opening
-// marker in it that does not begin a closed pair of the name.
+// member name, anywhere in the payload, raises it to the class of each
+// opening marker in it that does not begin a closed pair of the name (the
+// Go kit's rule: the TypeScript kit counts values only).
 function markerFloor(root) {
   let floor = "";
   const open = []; // { cls, upto, in }: upto is the highest class at or below
@@ -731,19 +810,19 @@ function markerFloor(root) {
     const begins = new Set(findPairs(ms).map((p) => p.open.start));
     for (const m of ms) if (!m.closing && !begins.has(m.start)) raise(m.cls);
   };
-  const walk = (v, ctx) => {
+  const walk = (v) => {
     if (typeof v === "string") {
       value(v);
     } else if (Array.isArray(v)) {
-      for (const item of v) walk(item, ctx);
+      for (const item of v) walk(item);
     } else if (v !== null && typeof v === "object") {
       for (const k of Object.keys(v)) {
-        if (ctx) name(k);
-        walk(v[k], ctx || classifyKey(k) === KEY_CONTENT);
+        name(k);
+        walk(v[k]);
       }
     }
   };
-  walk(root, false);
+  walk(root);
   if (open.length > 0) raise(open[open.length - 1].upto);
   return floor;
 }

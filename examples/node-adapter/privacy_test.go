@@ -15,9 +15,9 @@ import (
 )
 
 // The Node.js sanitiser gives what the Go engine gives for payloads whose
-// marker structure only a stack gets right, and for member names in
-// content context holding markers outside a closed pair (the Go kit's
-// rule, stricter than the TypeScript kit's).
+// marker structure only a stack gets right, and for member names anywhere
+// in the payload holding markers outside a closed pair (the Go kit's rule,
+// stricter than the TypeScript kit's).
 func TestNodeSanitiserMatchesTheGoEngineOnMarkerStructure(t *testing.T) {
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -39,6 +39,8 @@ func TestNodeSanitiserMatchesTheGoEngineOnMarkerStructure(t *testing.T) {
 		{"opening marker nested in a pair of a name", sensitive, `{"metadata":{"[ds4:normal]a[ds4:local-only]S[/ds4:local-only]b[/ds4:normal]":1,"text":"public"}}`},
 		{"closed pair in a name", sensitive, `{"metadata":{"[ds4:local-only]S[/ds4:local-only]":1,"text":"public"}}`},
 		{"name outside content context", sensitive, `{"routing":{"x [ds4:local-only]S":1},"prompt":"public"}`},
+		{"name at the root", privacy.DefaultConfig(), `{"x [ds4:local-only]SECRET":1}`},
+		{"leading marker in a name at the root beside content", sensitive, `{"model":"m","[ds4:local-only]k":{"note":"n"},"prompt":"p"}`},
 	}
 	var in bytes.Buffer
 	want := map[string]privacy.Result{}

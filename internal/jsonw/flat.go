@@ -17,6 +17,9 @@ type Token struct {
 	// document is '"' + Text + '"': it held no escape, so the literal is
 	// already written as JSON.stringify writes Text.
 	Verbatim bool
+	// Bracket is set on a String or Name whose text holds a '[', so that a
+	// reader looking for bracketed tags can pass over the others.
+	Bracket bool
 	// N is the number of members of an Object or items of an Array.
 	N int
 	// Text is the decoded text of a String or Name, the literal JavaScript
@@ -34,16 +37,39 @@ type Token struct {
 // object holds an array-index name or a repeated name, it is false and the
 // document should be read with Parse instead, which orders members.
 func Flatten(dst []Token, doc string) (toks []Token, ordered bool, err error) {
+	var f Flattener
+	return f.Flatten(dst, doc)
+}
+
+// A Flattener flattens documents as Flatten does, keeping its working
+// space (the names of the objects being read, the unescape buffer) from
+// one document to the next, so that flattening many documents allocates
+// little beyond the tokens. Its zero value is ready to use; it is not safe
+// for concurrent use, and it keeps no part of a document after Flatten
+// returns.
+type Flattener struct {
+	names   []int
+	scratch []byte
+}
+
+// Flatten is Flatten, using f's working space.
+func (f *Flattener) Flatten(dst []Token, doc string) (toks []Token, ordered bool, err error) {
 	// The scanner only reads its data, so viewing the (immutable) string as
 	// bytes is safe.
-	f := flattener{s: Scanner{data: unsafe.Slice(unsafe.StringData(doc), len(doc))}, doc: doc, toks: dst, ordered: true}
-	if err := f.value(0); err != nil {
+	fl := flattener{s: Scanner{data: unsafe.Slice(unsafe.StringData(doc), len(doc)), scratch: f.scratch}, doc: doc, toks: dst, ordered: true, names: f.names[:0]}
+	defer func() {
+		f.names, f.scratch = fl.names[:0], fl.s.scratch
+		if cap(f.scratch) > maxKeptScratch {
+			f.scratch = nil
+		}
+	}()
+	if err := fl.value(0); err != nil {
 		return dst, false, err
 	}
-	if err := f.s.End(); err != nil {
+	if err := fl.s.End(); err != nil {
 		return dst, false, err
 	}
-	return f.toks, f.ordered, nil
+	return fl.toks, fl.ordered, nil
 }
 
 type flattener struct {
@@ -51,7 +77,10 @@ type flattener struct {
 	doc     string
 	toks    []Token
 	ordered bool
-	names   []string // names of the objects being read, outermost first
+	// names holds the name tokens (indexes into toks) of the objects being
+	// read, outermost first: indexes rather than the names themselves, so
+	// that keeping them stores no pointer.
+	names []int
 }
 
 // maxLinearNames is the size up to which an object's names are checked for
@@ -65,44 +94,11 @@ func (f *flattener) value(depth int) error {
 	}
 	switch k := s.Peek(); k {
 	case Object:
-		at := len(f.toks)
-		f.toks = append(f.toks, Token{Kind: Object})
-		empty, err := s.open(Object, '}')
-		if empty || err != nil {
-			return err
-		}
+		// The object's names are dropped from f.names when it is read.
 		base := len(f.names)
-		defer func() { f.names = f.names[:base] }()
-		var seen map[string]struct{}
-		for n := 1; ; n++ {
-			s.skipWS()
-			if s.pos >= len(s.data) || s.data[s.pos] != '"' {
-				return s.syntax("expected a member name")
-			}
-			name, err := f.str(Name)
-			if err != nil {
-				return err
-			}
-			if f.ordered {
-				f.checkName(name, base, &seen)
-			}
-			s.skipWS()
-			if s.pos >= len(s.data) || s.data[s.pos] != ':' {
-				return s.syntax("expected ':' after a member name")
-			}
-			s.pos++
-			if err := f.value(depth + 1); err != nil {
-				return err
-			}
-			more, err := s.more('}', "object")
-			if err != nil {
-				return err
-			}
-			if !more {
-				f.toks[at].N = n
-				return nil
-			}
-		}
+		err := f.object(depth, base)
+		f.names = f.names[:base]
+		return err
 	case Array:
 		at := len(f.toks)
 		f.toks = append(f.toks, Token{Kind: Array})
@@ -155,6 +151,48 @@ func (f *flattener) value(depth int) error {
 	return s.expect(Null)
 }
 
+// object reads an object at the scanner's offset, whose names go after
+// f.names[base].
+func (f *flattener) object(depth, base int) error {
+	s := &f.s
+	at := len(f.toks)
+	f.toks = append(f.toks, Token{Kind: Object})
+	empty, err := s.open(Object, '}')
+	if empty || err != nil {
+		return err
+	}
+	var seen map[string]struct{}
+	for n := 1; ; n++ {
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != '"' {
+			return s.syntax("expected a member name")
+		}
+		name, err := f.str(Name)
+		if err != nil {
+			return err
+		}
+		if f.ordered {
+			f.checkName(name, len(f.toks)-1, base, &seen)
+		}
+		s.skipWS()
+		if s.pos >= len(s.data) || s.data[s.pos] != ':' {
+			return s.syntax("expected ':' after a member name")
+		}
+		s.pos++
+		if err := f.value(depth + 1); err != nil {
+			return err
+		}
+		more, err := s.more('}', "object")
+		if err != nil {
+			return err
+		}
+		if !more {
+			f.toks[at].N = n
+			return nil
+		}
+	}
+}
+
 // str reads the string literal at the scanner's offset as a token of kind
 // k and returns its text.
 func (f *flattener) str(k Kind) (string, error) {
@@ -164,7 +202,7 @@ func (f *flattener) str(k Kind) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	t := Token{Kind: k}
+	t := Token{Kind: k, Bracket: s.bracket}
 	if s.pos-1-start == len(b) {
 		// The literal's content is as long as its text: it held no escape
 		// (every escape is longer than what it stands for), and b is the
@@ -177,9 +215,10 @@ func (f *flattener) str(k Kind) (string, error) {
 	return t.Text, nil
 }
 
-// checkName clears f.ordered when name is an array index or repeats a
-// name of the object whose names start at f.names[base].
-func (f *flattener) checkName(name string, base int, seen *map[string]struct{}) {
+// checkName clears f.ordered when name, the text of token at, is an array
+// index or repeats a name of the object whose names start at
+// f.names[base].
+func (f *flattener) checkName(name string, at, base int, seen *map[string]struct{}) {
 	if _, ok := ArrayIndex(name); ok {
 		f.ordered = false
 		return
@@ -192,16 +231,16 @@ func (f *flattener) checkName(name string, base int, seen *map[string]struct{}) 
 		return
 	}
 	for _, n := range f.names[base:] {
-		if n == name {
+		if f.toks[n].Text == name {
 			f.ordered = false
 			return
 		}
 	}
-	f.names = append(f.names, name)
+	f.names = append(f.names, at)
 	if len(f.names)-base > maxLinearNames {
 		*seen = make(map[string]struct{}, 2*maxLinearNames)
 		for _, n := range f.names[base:] {
-			(*seen)[n] = struct{}{}
+			(*seen)[f.toks[n].Text] = struct{}{}
 		}
 	}
 }

@@ -13,7 +13,7 @@ func treeTokens(t *testing.T, dst []Token, v Value) []Token {
 	case Object:
 		dst = append(dst, Token{Kind: Object, N: len(v.Members)})
 		for _, m := range v.Members {
-			dst = append(dst, Token{Kind: Name, Text: m.Name})
+			dst = append(dst, Token{Kind: Name, Text: m.Name, Bracket: strings.Contains(m.Name, "[")})
 			dst = treeTokens(t, dst, m.Value)
 		}
 	case Array:
@@ -22,7 +22,7 @@ func treeTokens(t *testing.T, dst []Token, v Value) []Token {
 			dst = treeTokens(t, dst, item)
 		}
 	case String:
-		dst = append(dst, Token{Kind: String, Text: v.Str})
+		dst = append(dst, Token{Kind: String, Text: v.Str, Bracket: strings.Contains(v.Str, "[")})
 	case Number:
 		b, err := AppendNumber(nil, v.Num)
 		if err != nil {
@@ -76,6 +76,7 @@ func TestFlattenMatchesParse(t *testing.T) {
 		`{"b":1,"2":2}`, `{"x":1,"x":2}`, `{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"a":10}`,
 		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}`, `{"01":1,"4294967295":2}`,
 		`{"a\"b":"c\\d"}`, `{"a":{"x":1},"b":{"x":2}}`,
+		`{"[a":"b[","c":"\u005b","\u005bd":["[ds4:normal]x"]}`,
 		`[1,2,]`, `{"a":1,}`, `{"a" 1}`, `{1:2}`, `"\x"`, "\"a\x01\"", `01`, `1.`, `-`, `"\u12"`, "\"\xff\"", `{"a":1}x`, ``, ` `,
 		`[` + strings.Repeat(`[`, MaxDepth) + strings.Repeat(`]`, MaxDepth) + `]`,
 	} {

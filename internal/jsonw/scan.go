@@ -1,6 +1,7 @@
 package jsonw
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
@@ -75,6 +76,8 @@ type Scanner struct {
 	pos     int
 	scratch []byte
 	names   map[string]string // decoded member names, shared to spare copies
+	// bracket is set when the text of the string last read holds a '['.
+	bracket bool
 	// shared is set while data is the bytes of a string (ResetString):
 	// String then returns values without escapes as parts of that
 	// string instead of copies.
@@ -466,8 +469,9 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 	s.pos++ // opening quote
 	start := s.pos
 	i := start
+	s.bracket = false
 	for i < len(d) {
-		i += plainLen(d[i:])
+		i += plainLenNoBracket(d[i:])
 		if i >= len(d) {
 			break
 		}
@@ -484,6 +488,7 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 			return nil, s.syntax("control character in string")
 		}
 		if c < utf8.RuneSelf {
+			s.bracket = s.bracket || c == '['
 			i++
 			continue
 		}
@@ -514,6 +519,7 @@ func (s *Scanner) stringBytes() ([]byte, error) {
 		case c == '"':
 			s.pos = i + 1
 			s.scratch = buf
+			s.bracket = bytes.IndexByte(buf, '[') >= 0
 			return buf, nil
 		case c == '\\':
 			if i+1 >= len(d) {
@@ -654,6 +660,27 @@ func plainLen[T string | []byte](s T) int {
 	}
 	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
+// plainLenNoBracket is plainLen that also stops at '[', so that the
+// scanner notes brackets as it reads strings.
+func plainLenNoBracket(s []byte) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		q, b, k := w^(ones*'"'), w^(ones*'\\'), w^(ones*'[')
+		if ((w-ones*0x20)&^w|(q-ones)&^q|(b-ones)&^b|(k-ones)&^k|w)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '[' || c >= utf8.RuneSelf {
 			return i
 		}
 	}

@@ -5,4 +5,8 @@
 // Ginkgo suite in exactly those specs, on a sample of them (on every one with
 // ADAPTERKIT_MUTANTS_EVERY_FACE=1, which the CI script sets) — a
 // conformance suite that cannot fail proves nothing.
+//
+// Pending holds the broken adapters no check catches yet, each naming the
+// checks it awaits, and LegalVariants the adapters that differ from the
+// reference adapter only where SPEC allows, which every check must pass.
 package mutants

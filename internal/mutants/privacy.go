@@ -41,9 +41,12 @@ var privacyCatalogue = []Mutant{
 	},
 	{
 		Name: "ollama-substring-is-local", Breaks: "a provider is local only when it is a configured local provider",
-		Fails: all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
-		port:  leakyPort,
-		wrap:  leaky(ollamaIsLocal, nil),
+		// The model draws a provider holding "ollama" now and then: it
+		// catches this mutant in 2 of 10 seeds.
+		Fails:         all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		ModelByChance: true,
+		port:          leakyPort,
+		wrap:          leaky(ollamaIsLocal, nil),
 	},
 	{
 		Name: "drops-nested-func", Breaks: "a payload that cannot be encoded fails closed, even nested",
@@ -68,10 +71,41 @@ var privacyCatalogue = []Mutant{
 	{
 		Name: "one-slot-marker-floor", Breaks: "open privacy markers form a stack: a close pops the innermost and the outer stays open",
 		// The model draws such markers only now and then: it catches this
-		// mutant in about half the seeds, the catalogue's among them.
-		Fails: all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
-		port:  leakyPort,
-		wrap:  leaky(oneSlotFloor, nil),
+		// mutant in about half the seeds.
+		Fails:         all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes),
+		ModelByChance: true,
+		port:          leakyPort,
+		wrap:          leaky(oneSlotFloor, nil),
+	},
+	{
+		// Allowed: SPEC §8 marks the member-name floor "Go kit only". An
+		// adapter built on the TypeScript kit's engine passes, with the
+		// limit member-name-floor (it fails under WithStrictPrivacy).
+		Name: "upstream-privacy-engine", Breaks: "nothing SPEC's shared rules state: its engine leaves out the Go kit's member-name floor, as the TypeScript kit's does",
+		port: leakyPort,
+		wrap: leaky(upstreamEngine, nil),
+	},
+	{
+		// Allowed: a configuration stricter than the default is the
+		// adapter's own; the privacy checks judge it by the one declared.
+		Name: "stricter-privacy-declared", Breaks: "nothing: it enforces a configuration stricter than the default, and declares it",
+		port:     leakyPort,
+		wrap:     configured(stricter),
+		instance: declarePrivacy(&stricterConfig),
+	},
+	{
+		// Allowed: without a declared configuration, the privacy checks
+		// ask only what holds under every configuration SPEC allows.
+		Name: "stricter-privacy-undeclared", Breaks: "nothing: it enforces a configuration stricter than the default, and declares none",
+		port:     leakyPort,
+		wrap:     configured(stricter),
+		instance: declarePrivacy(nil),
+	},
+	{
+		Name: "declares-a-stricter-privacy-config", Breaks: "enforcement follows the privacy configuration the adapter declares",
+		Fails:    all(conformance.CheckPrivacyEngine, conformance.CheckPrivacyProbes, conformance.CheckModel),
+		wrap:     func(a contract.Adapter, _ *env) contract.Adapter { return a },
+		instance: declarePrivacy(&stricterConfig),
 	},
 	{
 		Name: "error-quotes-payload", Breaks: "a privacy error is metadata only, never the payload",
@@ -94,6 +128,7 @@ var brokenEnforcements = map[string]Enforcement{
 	"ollama-substring-is-local":    ollamaIsLocal,
 	"redacts-content-members-only": redactContentOnly,
 	"one-slot-marker-floor":        oneSlotFloor,
+	"upstream-privacy-engine":      upstreamEngine,
 }
 
 // BrokenEnforcement returns the enforcement of the privacy mutant name, for
@@ -109,17 +144,63 @@ func leaky(enforce Enforcement, onError func(provider string, payload any, err e
 	}
 }
 
+// configured returns a wrap whose privacy enforcement is enforce, a
+// correct enforcement of another configuration with the same local
+// providers: Complete sends what it gives and reports its summary.
+func configured(enforce Enforcement) func(contract.Adapter, *env) contract.Adapter {
+	return func(a contract.Adapter, e *env) contract.Adapter {
+		return &leakyPrivacy{decorator: decorator{a}, env: e, enforce: enforce, summary: true}
+	}
+}
+
+// declarePrivacy returns an instance hook declaring cfg as the instance's
+// privacy configuration (nil: none).
+func declarePrivacy(cfg *privacy.Config) func(*conformance.Instance) error {
+	return func(inst *conformance.Instance) error {
+		inst.PrivacyConfig = cfg
+		return nil
+	}
+}
+
+// stricterConfig is the default privacy configuration with remote
+// providers allowed normal content only.
+var stricterConfig = func() privacy.Config {
+	cfg := privacy.DefaultConfig()
+	cfg.RemoteDefaultAllowed = []privacy.Classification{privacy.Normal}
+	return cfg
+}()
+
+var stricterEngine = func() *privacy.Engine {
+	e, err := privacy.New(stricterConfig)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}()
+
+// stricter is stricterConfig's enforcement, as a correct adapter enforces
+// it.
+func stricter(provider string, payload any) (contract.PrivacyResult, error) {
+	r, err := stricterEngine.SanitizePayload(provider, payload)
+	if err != nil {
+		return contract.PrivacyResult{}, err
+	}
+	return r.ForProvider(provider), nil
+}
+
 // leakyPrivacy keeps the wrapped adapter's enforcement for what is not
 // about the payload (a closed adapter, a blank provider, the diagnostic of
 // a failure) and replaces its result with enforce's. Complete has the
 // wrapped adapter send enforce's payload, to the transport or the local
 // KV port, instead of its own, one completion at a time, so concurrent
-// ones never share the raw slot.
+// ones never share the raw slot; with summary set, a completed result
+// reports enforce's summary too.
 type leakyPrivacy struct {
 	decorator
 	env     *env
 	enforce Enforcement
 	onError func(provider string, payload any, err error) (contract.PrivacyResult, error)
+	summary bool
 	serial  sync.Mutex
 }
 
@@ -158,7 +239,11 @@ func (m *leakyPrivacy) Complete(ctx context.Context, req contract.CompletionRequ
 		m.env.raw = nil
 		m.env.mu.Unlock()
 	}()
-	return m.Adapter.Complete(ctx, req)
+	r := m.Adapter.Complete(ctx, req)
+	if m.summary && r.Status == contract.StatusCompleted {
+		r.Privacy = res.Summary()
+	}
+	return r
 }
 
 // sanitise is the default policy's enforcement, as a correct adapter

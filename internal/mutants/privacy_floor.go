@@ -10,6 +10,20 @@ import (
 	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
+// upstreamEngine is an adapter with its own privacy engine that keeps
+// every rule SPEC §8 states for both kits and leaves out the one it marks
+// "Go kit only", as the TypeScript kit's engine does: its marker-structure
+// floor counts string values only, so a member name holding an opening
+// marker outside a closed pair raises nothing (the name itself is still
+// sanitised, as every name holding a marker is). Where its floor equals
+// the Go kit's it answers what the correct engine answers; elsewhere it
+// walks the payload itself under its own lower default class. The privacy
+// checks accept it and show the limit member-name-floor, unless they are
+// strict.
+func upstreamEngine(provider string, payload any) (contract.PrivacyResult, error) {
+	return ownFloor(provider, payload, &slotFloor{stack: true, valuesOnly: true})
+}
+
 // oneSlotFloor is an adapter with its own privacy engine whose
 // marker-structure floor keeps one open marker instead of a stack: after
 // a close pops an inner marker it forgets the outer one, so a pair opened
@@ -18,6 +32,13 @@ import (
 // elsewhere it walks the payload itself, applying the text rules under its
 // own lower default class, with the correct engine's secret redaction.
 func oneSlotFloor(provider string, payload any) (contract.PrivacyResult, error) {
+	return ownFloor(provider, payload, &slotFloor{})
+}
+
+// ownFloor is the enforcement of an adapter whose engine computes the
+// floor as own does: the correct engine's result where the floors agree,
+// else its own walk under the default class own's floor gives.
+func ownFloor(provider string, payload any, own *slotFloor) (contract.PrivacyResult, error) {
 	res, err := sanitise(provider, payload)
 	if err != nil {
 		return res, err
@@ -30,17 +51,17 @@ func oneSlotFloor(provider string, payload any) (contract.PrivacyResult, error) 
 	if err != nil {
 		return contract.PrivacyResult{}, err
 	}
-	slot, stack := &slotFloor{}, &slotFloor{stack: true}
-	slot.walk(root, false)
-	stack.walk(root, false)
-	if slot.finish() == stack.finish() {
+	stack := &slotFloor{stack: true}
+	own.walk(root)
+	stack.walk(root)
+	if own.finish() == stack.finish() {
 		return res, nil
 	}
 	pol, err := defaultEngine.Policy(provider)
 	if err != nil {
 		return contract.PrivacyResult{}, err
 	}
-	w := slotWalk{pol: pol, def: privacy.Max(privacy.DefaultConfig().DefaultClassification, slot.finish()),
+	w := slotWalk{pol: pol, def: privacy.Max(privacy.DefaultConfig().DefaultClassification, own.finish()),
 		res: contract.PrivacyResult{Provider: provider, Destination: res.Destination}}
 	out, err := jsonw.AppendValue(nil, w.value(root, keyOther, false))
 	if err != nil {
@@ -92,13 +113,15 @@ func asciiLower(s string) string {
 }
 
 // slotFloor computes the floor with a stack of open markers (stack set)
-// or, as the mutant does, with one open slot.
+// or, as the one-slot mutant does, with one open slot; valuesOnly leaves
+// member names out, as the TypeScript kit's engine does.
 type slotFloor struct {
-	stack bool
-	floor privacy.Classification
-	open  []slotMarker // at most one entry without stack
-	in    []int        // the string each open marker is in
-	index int
+	stack      bool
+	valuesOnly bool
+	floor      privacy.Classification
+	open       []slotMarker // at most one entry without stack
+	in         []int        // the string each open marker is in
+	index      int
 }
 
 func (f *slotFloor) raise(cs ...privacy.Classification) {
@@ -132,8 +155,8 @@ func (f *slotFloor) value(s string) {
 	f.index++
 }
 
-// name applies the rule for member names in content context: an opening
-// marker outside a closed pair raises the floor.
+// name applies the rule for member names, anywhere in the payload: an
+// opening marker outside a closed pair raises the floor.
 func (f *slotFloor) name(s string) {
 	ms := slotMarkers(s)
 	for i := 0; i < len(ms); i++ {
@@ -157,20 +180,20 @@ func (f *slotFloor) name(s string) {
 	}
 }
 
-func (f *slotFloor) walk(v jsonw.Value, ctx bool) {
+func (f *slotFloor) walk(v jsonw.Value) {
 	switch v.Kind {
 	case jsonw.String:
 		f.value(v.Str)
 	case jsonw.Array:
 		for _, item := range v.Items {
-			f.walk(item, ctx)
+			f.walk(item)
 		}
 	case jsonw.Object:
 		for _, m := range v.Members {
-			if ctx {
+			if !f.valuesOnly {
 				f.name(m.Name)
 			}
-			f.walk(m.Value, ctx || classifyKey(m.Name) == keyContent)
+			f.walk(m.Value)
 		}
 	}
 }

@@ -86,8 +86,11 @@ var refusalCatalogue = []Mutant{
 		// Cuts snapshots at 64 messages, and refuses every longer history
 		// for its length.
 		Name: "refuses-long-histories-at-64", Breaks: "long-history is no limit below 10,000 messages",
-		Fails: all(conformance.CheckProjection),
-		wrap:  plain,
+		// The model catches it when a sequence draws a history of 64
+		// messages or more: in 7 of 10 seeds.
+		Fails:         all(conformance.CheckProjection),
+		ModelByChance: true,
+		wrap:          plain,
 		before: refuseGenerated(func(ms []contract.Message, _ []gen.Family) error {
 			if len(ms) >= 64 {
 				return conformance.Unrepresentable(gen.FamilyLongHistory, "more than 64 messages")

@@ -3,6 +3,7 @@ package mutants
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -44,6 +45,11 @@ var sourceCatalogue = []Mutant{
 		Name: "corrupt-source-unreported", Breaks: "a failed read of a corrupt source records an error diagnostic",
 		Fails: all(conformance.CheckSourceCorrupt, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return hideHistoryErrors{decorator{a}} },
+	},
+	{
+		Name: "read-error-quotes-history", Breaks: "errors are metadata only: a failed read never quotes the history it read (SPEC §4)",
+		Fails: all(conformance.CheckModel),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &quotingReadErrors{decorator: decorator{a}} },
 	},
 	{
 		Name: "failed-rebuild-clears-earlier-snapshot", Breaks: "a failed rebuild leaves earlier snapshots untouched",
@@ -224,6 +230,41 @@ func (m hideHistoryErrors) Diagnostics() []contract.Diagnostic {
 	return slices.DeleteFunc(m.Adapter.Diagnostics(), func(d contract.Diagnostic) bool {
 		return d.Severity == contract.SeverityError && strings.HasPrefix(d.Code, "canonical-history-")
 	})
+}
+
+// quotingReadErrors says, in the error of a read that failed, what the
+// last message it read said: "after …", as a parser's error names where it
+// stopped.
+type quotingReadErrors struct {
+	decorator
+	mu   sync.Mutex
+	last string
+}
+
+func (m *quotingReadErrors) read(s contract.HistorySnapshot, err error) (contract.HistorySnapshot, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err == nil {
+		m.last = ""
+		for i := len(s.Messages) - 1; i >= 0 && m.last == ""; i-- {
+			for _, b := range s.Messages[i].Blocks {
+				if t, ok := b.(*contract.TextBlock); ok {
+					m.last = t.Text
+					break
+				}
+			}
+		}
+		return s, nil
+	}
+	return s, fmt.Errorf("%w (after %q)", err, m.last)
+}
+
+func (m *quotingReadErrors) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	return m.read(m.Adapter.SnapshotHistory(ctx))
+}
+
+func (m *quotingReadErrors) RebuildDerivedState(ctx context.Context) (contract.HistorySnapshot, error) {
+	return m.read(m.Adapter.RebuildDerivedState(ctx))
 }
 
 // clearOnFailure drops its derived state on a failed rebuild by clearing,

@@ -95,12 +95,43 @@ func (r Registry) ID() string { return r.Package + "." + r.Name }
 
 // Boundary is what a build for one platform compiles of the boundary
 // packages: their exported constants and registry functions, each sorted
-// by package and name.
+// by package and name; and of the packages of the module a build of them
+// compiles — they and the packages of the module they import — the files
+// it compiles and leaves out, and every package-level declaration.
 type Boundary struct {
 	Platform   Platform
 	Constants  []Constant
 	Registries []Registry
+	// Files are the files the build compiles, relative to the module root
+	// and slash-separated, sorted.
+	Files []string
+	// Ignored are the files of those packages the build leaves out for
+	// their build constraints (test files and //go:build ignore files
+	// aside), sorted.
+	Ignored []IgnoredFile
+	// Declarations are the package-level declarations of those packages,
+	// sorted by package and name.
+	Declarations []Declaration
 }
+
+// IgnoredFile is a file a build leaves out for its build constraint.
+type IgnoredFile struct {
+	File       string // relative to the module root, slash-separated
+	Constraint string // its //go:build expression
+}
+
+// Declaration is one package-level declaration as a build compiles it: its
+// package (relative to the module root, "." for the root), its name —
+// "F" for a function, "T.M" for a method, each name of a constant,
+// variable or type, "init" and "_" numbered by file and position — the
+// file declaring it, and a digest of its tokens (comments and layout
+// aside: two declarations with one digest compile alike).
+type Declaration struct {
+	Package, Name, File, Digest string
+}
+
+// ID returns package.Name.
+func (d Declaration) ID() string { return d.Package + "." + d.Name }
 
 // Load loads the packages (relative to the module whose root is dir) as a
 // build for each platform sees them — the files its build constraints
@@ -119,7 +150,7 @@ func Load(ctx context.Context, dir string, env []string, platforms []Platform, p
 	if env == nil {
 		env = os.Environ()
 	}
-	l := &loader{fset: token.NewFileSet(), parsed: map[string]*ast.File{}}
+	l := &loader{fset: token.NewFileSet(), parsed: map[string]*ast.File{}, decls: map[string][]Declaration{}}
 	out := make([]Boundary, len(platforms))
 	for i, p := range platforms {
 		if out[i], err = l.load(ctx, dir, modPath, env, p, pkgs); err != nil {
@@ -153,6 +184,7 @@ func (e *CompileError) Unwrap() error { return e.Err }
 type loader struct {
 	fset   *token.FileSet
 	parsed map[string]*ast.File
+	decls  map[string][]Declaration // by file path
 }
 
 func (l *loader) load(ctx context.Context, dir, modPath string, env []string, platform Platform, pkgs []string) (Boundary, error) {
@@ -192,7 +224,16 @@ func (l *loader) load(ctx context.Context, dir, modPath string, env []string, pl
 		}
 		checked[lp.ImportPath] = pkg
 		rel, ok := strings.CutPrefix(lp.ImportPath, modPath+"/")
-		if !ok || !slices.Contains(pkgs, rel) {
+		if lp.ImportPath == modPath {
+			rel, ok = ".", true
+		}
+		if !ok {
+			continue
+		}
+		if err := l.record(&b, rel, lp); err != nil {
+			return b, err
+		}
+		if !slices.Contains(pkgs, rel) {
 			continue
 		}
 		scope := pkg.Scope()
@@ -218,7 +259,48 @@ func (l *loader) load(ctx context.Context, dir, modPath string, env []string, pl
 	}
 	slices.SortFunc(b.Constants, func(x, y Constant) int { return strings.Compare(x.Package+"\x00"+x.Name, y.Package+"\x00"+y.Name) })
 	slices.SortFunc(b.Registries, func(x, y Registry) int { return strings.Compare(x.Package+"\x00"+x.Name, y.Package+"\x00"+y.Name) })
+	slices.SortFunc(b.Declarations, func(x, y Declaration) int { return strings.Compare(x.Package+"\x00"+x.Name, y.Package+"\x00"+y.Name) })
+	slices.Sort(b.Files)
+	slices.SortFunc(b.Ignored, func(x, y IgnoredFile) int { return strings.Compare(x.File, y.File) })
 	return b, nil
+}
+
+// record adds to b the files of the module's package lp (rel to the module
+// root), those it compiles and those it leaves out, and its declarations.
+func (l *loader) record(b *Boundary, rel string, lp listedPackage) error {
+	fileOf := func(name string) string {
+		if rel == "." {
+			return name
+		}
+		return rel + "/" + name
+	}
+	for _, name := range lp.GoFiles {
+		path := filepath.Join(lp.Dir, name)
+		ds, ok := l.decls[path]
+		if !ok {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return &CompileError{Package: lp.ImportPath, Err: err}
+			}
+			ds = declarations(l.fset, l.parsed[path], src, rel, fileOf(name))
+			l.decls[path] = ds
+		}
+		b.Files = append(b.Files, fileOf(name))
+		b.Declarations = append(b.Declarations, ds...)
+	}
+	for _, name := range lp.IgnoredGoFiles {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		expr, err := buildConstraint(filepath.Join(lp.Dir, name))
+		if err != nil {
+			return &CompileError{Package: lp.ImportPath, Err: err}
+		}
+		if expr != "ignore" {
+			b.Ignored = append(b.Ignored, IgnoredFile{File: fileOf(name), Constraint: expr})
+		}
+	}
+	return nil
 }
 
 // signature writes sig without its parameter names, which a caller never
@@ -268,18 +350,19 @@ func registryKind(sig *types.Signature) string {
 
 // listedPackage is what go list -json says of one package.
 type listedPackage struct {
-	ImportPath string
-	Dir        string
-	GoFiles    []string
-	CgoFiles   []string
-	ImportMap  map[string]string
-	Error      *struct{ Err string }
+	ImportPath     string
+	Dir            string
+	GoFiles        []string
+	CgoFiles       []string
+	IgnoredGoFiles []string
+	ImportMap      map[string]string
+	Error          *struct{ Err string }
 }
 
 // goList lists patterns (relative to the root of module modPath) and every
 // package they import, dependencies first, in the module folder dir.
 func goList(ctx context.Context, dir, modPath string, env, patterns []string) ([]listedPackage, error) {
-	args := append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles,ImportMap,Error", "--"}, patterns...)
+	args := append([]string{"list", "-e", "-deps", "-json=ImportPath,Dir,GoFiles,CgoFiles,IgnoredGoFiles,ImportMap,Error", "--"}, patterns...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir, cmd.Env = dir, env
 	var stdout, stderr bytes.Buffer

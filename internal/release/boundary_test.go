@@ -54,9 +54,18 @@ func TestLoadTheCheckout(t *testing.T) {
 	}
 	first := bs[0]
 	for _, b := range bs[1:] {
-		if !slices.Equal(b.Constants, first.Constants) || !slices.Equal(b.Registries, first.Registries) {
+		if !slices.Equal(b.Constants, first.Constants) || !slices.Equal(b.Registries, first.Registries) ||
+			!slices.Equal(b.Files, first.Files) || !slices.Equal(b.Declarations, first.Declarations) {
 			t.Errorf("the boundary on %s differs from the one on %s", b.Platform, first.Platform)
 		}
+		if len(b.Ignored) > 0 {
+			t.Errorf("%s leaves out %+v", b.Platform, b.Ignored)
+		}
+	}
+	if !slices.Contains(first.Files, "internal/jsonw/scan.go") || !slices.ContainsFunc(first.Declarations, func(d Declaration) bool {
+		return d.ID() == "contract.IsRegisteredCapability" && d.File == "contract/registry.go"
+	}) {
+		t.Errorf("the checkout's files %q and declarations lack what the boundary packages compile", first.Files)
 	}
 	for _, want := range []Constant{
 		{Package: "contract", Name: "ContractVersion", Type: "untyped string", Value: `"runtime-adapter-v1"`},
@@ -150,5 +159,86 @@ func TestLoadNamesWhatDoesNotCompile(t *testing.T) {
 	_, err = Load(ctx, dir, nil, []Platform{{"windows", "amd64"}}, "contract", "contract/privacy")
 	if !errors.As(err, &ce) || ce.Package != "example.com/boundary/contract/privacy" {
 		t.Fatalf("Load of a missing package: %v, want a CompileError naming it", err)
+	}
+}
+
+// Load records, per platform, the files of the module's packages a build
+// compiles and leaves out, and every package-level declaration with a
+// digest that layout and comments do not change and a literal does.
+func TestLoadRecordsFilesAndDeclarations(t *testing.T) {
+	ctx := deadline(t)
+	dir := writeModule(t, map[string]string{
+		"contract/registry.go":      "package contract\n\nimport \"example.com/boundary/internal/helper\"\n\nconst A = helper.H\n\ntype T struct{}\n\nfunc (*T) M() {}\n\nfunc init() {}\n\nvar _ = A\n",
+		"contract/pick_windows.go":  "package contract\n\nfunc Pick(s string) bool { return s != \"\" }\n\nfunc Same(s string) bool { return s == \"a  b\" }\n\nfunc Lit() string { return \"a b\" }\n",
+		"contract/pick_other.go":    "//go:build !windows\n\npackage contract\n\n// Pick picks.\nfunc Pick(s string) bool {\n\treturn s == \"\"\n}\n\n// Same is Same, laid out otherwise.\nfunc Same(s string) bool {\n\treturn s == \"a  b\" // a comment\n}\n\nfunc Lit() string { return \"a  b\" }\n",
+		"contract/cgo.go":           "//go:build cgo\n\npackage contract\n\nfunc Cgo() {}\n",
+		"contract/generate.go":      "//go:build ignore\n\npackage main\n",
+		"contract/tagged_test.go":   "//go:build linux\n\npackage contract\n",
+		"internal/helper/helper.go": "package helper\n\n// H is the helper's constant.\nconst H = 1\n",
+	})
+	linux, windows := Platform{"linux", "amd64"}, Platform{"windows", "amd64"}
+	bs, err := Load(ctx, dir, nil, []Platform{linux, windows}, "contract")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFiles := map[Platform][]string{
+		linux:   {"contract/pick_other.go", "contract/registry.go", "internal/helper/helper.go"},
+		windows: {"contract/pick_windows.go", "contract/registry.go", "internal/helper/helper.go"},
+	}
+	// A file of another system is left out by its name, or its
+	// constraint; the file no platform compiles is left out by both.
+	cgo := IgnoredFile{File: "contract/cgo.go", Constraint: "cgo"}
+	wantIgnored := map[Platform][]IgnoredFile{
+		linux:   {cgo, {File: "contract/pick_windows.go"}},
+		windows: {cgo, {File: "contract/pick_other.go", Constraint: "!windows"}},
+	}
+	digests := map[string]map[Platform]string{}
+	for _, b := range bs {
+		if !slices.Equal(b.Files, wantFiles[b.Platform]) {
+			t.Errorf("%s: files %q, want %q", b.Platform, b.Files, wantFiles[b.Platform])
+		}
+		if !slices.Equal(b.Ignored, wantIgnored[b.Platform]) {
+			t.Errorf("%s: ignored %+v, want %+v", b.Platform, b.Ignored, wantIgnored[b.Platform])
+		}
+		var ids []string
+		for _, d := range b.Declarations {
+			ids = append(ids, d.ID())
+			if digests[d.ID()] == nil {
+				digests[d.ID()] = map[Platform]string{}
+			}
+			digests[d.ID()][b.Platform] = d.Digest
+		}
+		want := []string{"contract.A", "contract.Lit", "contract.Pick", "contract.Same", "contract.T", "contract.T.M",
+			"contract._#1 (contract/registry.go)", "contract.init#1 (contract/registry.go)", "internal/helper.H"}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%s: declarations %q, want %q", b.Platform, ids, want)
+		}
+	}
+	for id, same := range map[string]bool{"contract.Pick": false, "contract.Lit": false, "contract.Same": true, "contract.A": true, "internal/helper.H": true} {
+		if got := digests[id][linux] == digests[id][windows]; got != same || digests[id][linux] == "" {
+			t.Errorf("%s: digests %q on linux and %q on windows; want them equal: %t", id, digests[id][linux], digests[id][windows], same)
+		}
+	}
+}
+
+// The module's requirements are its go.mod's require lines; the modules the
+// generators and checks run are those their packages import from.
+func TestRequirementsAndDrawingModules(t *testing.T) {
+	reqs, err := Requirements(moduleRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(reqs, Requirement{Path: "pgregory.net/rapid", Version: "v1.3.0"}) ||
+		!slices.IsSortedFunc(reqs, func(a, b Requirement) int { return strings.Compare(a.Path, b.Path) }) {
+		t.Errorf("requirements %+v: want rapid v1.3.0 among them, sorted", reqs)
+	}
+	ctx := deadline(t)
+	mods, err := ModulesOf(ctx, moduleRoot, nil, DrawingPackages...)
+	if err != nil || !slices.Equal(mods, []string{"pgregory.net/rapid"}) {
+		t.Errorf("the modules the generators and checks run: %q, %v; want rapid only", mods, err)
+	}
+	dir := writeModule(t, map[string]string{"contract/gen/gen.go": "package gen\n\nimport \"strings\"\n\nvar X = strings.ToUpper\n"})
+	if mods, err := ModulesOf(ctx, dir, nil, DrawingPackages...); err != nil || len(mods) != 0 {
+		t.Errorf("a module whose generators import the standard library only, and no checks: %q, %v", mods, err)
 	}
 }

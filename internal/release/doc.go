@@ -7,4 +7,9 @@
 // proxy (GOPROXY=file:///dir). OfflineEnv is the environment under which the
 // go command resolves modules only from such proxies and never reaches the
 // network.
+//
+// Load reads what a release compiles of its boundary packages, platform by
+// platform, without running any of it; Requirements and ModulesOf read the
+// modules it requires and those its generators and checks run. The
+// verify-release command judges a release by them.
 package release

@@ -68,20 +68,29 @@ func TestReleaseSmoke(t *testing.T) {
 	t.Logf("release smoke test: %s", time.Since(start).Round(time.Second))
 }
 
-// readmeAdapter is what an adapter repository has written before it
-// follows the README: a package whose factory the README's code plugs in
-// (here, the published reference adapter's).
-const readmeAdapter = `// Package myadapter is the adapter the README's steps check.
-package myadapter
-
-import (
-	"github.com/ds4context/adapterkit/contract/conformance"
-	"github.com/ds4context/adapterkit/reference"
-)
-
-// ConformanceFactory returns the adapter's conformance factory.
-func ConformanceFactory() conformance.Factory { return reference.NewConformanceFactory() }
-`
+// copyMemadapter writes, into dir, the package examples/memadapter as an
+// adapter repository copies it when the README says "copy it": its files
+// but the tests, named package myadapter.
+func copyMemadapter(t *testing.T, dir string) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(moduleRoot, "examples", "memadapter", "*.go"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("examples/memadapter: %v", err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := strings.Replace(string(b), "package memadapter", "package myadapter", 1)
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
 
 // readmeSteps follows the README's "Check your own adapter" section in an
 // empty module, as it is written: every Go file it shows (named by its
@@ -103,9 +112,7 @@ func readmeSteps(t *testing.T, env []string) {
 		t.Fatal(err)
 	}
 	goCmd(t, dir, env, "mod", "init", "example.com/myadapter")
-	if err := os.WriteFile(filepath.Join(dir, "myadapter.go"), []byte(readmeAdapter), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	copyMemadapter(t, dir)
 	pinned := ginkgoPin(t)
 	var ran []string
 	for _, block := range fencedBlocks(section) {

@@ -56,7 +56,7 @@ func (b *broken) Shutdown(ctx context.Context) error {
 
 // Factory returns the broken adapter's factory.
 func Factory() conformance.Factory {
-	base := memadapter.ConformanceFactory(false)
+	base := memadapter.ConformanceFactory()
 	return conformance.NewFactory("broken example", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
 		inst, err := base.Create(ctx, setup)
 		if err == nil {
