@@ -74,7 +74,7 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		// Within the clock's range, a whole millisecond as drawn.
 		*createdAt = math.Mod(*createdAt, MaxDateMillis)
 	}
-	provider := optString(rapid.OneOf(rapid.SampledFrom([]string{"openai", "anthropic", "local", ""}), Provider())).Draw(t, "provider")
+	provider := optString(messageProvider).Draw(t, "provider")
 	model := optString(text()).Draw(t, "model")
 	tokens := rapid.Ptr(number(), true).Draw(t, "tokenEstimate")
 	originalRole := optString(rapid.SampledFrom([]string{"user", "assistant", "toolResult", "bashExecution"})).Draw(t, "originalRole")
@@ -115,3 +115,19 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		m.Extra = extra
 	}
 }
+
+// messageProvider draws the provider of a decorated message: a usual one,
+// one Provider draws (its look-alikes and adversarial names among them),
+// or empty — last, at the top of the range, which rapid draws about as
+// often as the bottom, so that an empty provider stays as common as the
+// usual ones.
+var messageProvider = rapid.Custom(func(t *rapid.T) string {
+	switch k := rapid.IntRange(0, 4).Draw(t, "providerKind"); k {
+	case 3:
+		return Provider().Draw(t, "drawnProvider")
+	case 4:
+		return ""
+	default:
+		return []string{"openai", "anthropic", "local"}[k]
+	}
+})
