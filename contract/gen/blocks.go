@@ -142,13 +142,15 @@ func mimeType() *rapid.Generator[string] {
 var toolNames = []string{"read", "write", "bash", "grep", "web.fetch"}
 
 // oddToolNames are tool names a normaliser changes: other case, and
-// whitespace, case traps and a combining mark of stringClasses.
-var oddToolNames = []string{"Read", "read\u0085", "\ufeffgrep", " bash", "write\r\n", "web.fetch\u180e", "\u017fed", "\u0130nspect", "\u212aill", "e\u0301dit"}
+// whitespace, case traps, a combining mark and noncharacters of
+// stringClasses.
+var oddToolNames = []string{"Read", "read\u0085", "\ufeffgrep", " bash", "write\r\n", "web.fetch\u180e", "\u017fed", "\u0130nspect", "\u212aill", "e\u0301dit",
+	"grep\ufdd0", "read\ufffe", "web.fetch\U0010ffff", "\uffffbash"}
 
-// toolName draws a tool name: about one time in nine one of
+// toolName draws a tool name: about one time in five one of
 // oddToolNames.
 func toolName(t *rapid.T) string {
-	if oneIn(t, "oddToolName", 8) {
+	if oneIn(t, "oddToolName", 4) {
 		return rapid.SampledFrom(oddToolNames).Draw(t, "toolName")
 	}
 	return rapid.SampledFrom(toolNames).Draw(t, "toolName")
