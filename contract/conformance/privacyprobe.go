@@ -910,13 +910,14 @@ var probeSlots = []probeSlot{
 		}
 		cur.set(g.keyName(path+".<member name>", true), pstr(g.text(path+".<member>", true)))
 		cur.set("summary", pstr(g.text(path+".summary", true)))
-		if g.r.IntN(2) == 0 {
-			// A name strings.EqualFold takes for the structural stop_reason
-			// and toLowerCase does not (long s): in content context, its
-			// text is sanitised and its secrets redacted.
-			k := pick(g.r, foldedStructuralNames)
-			cur.set(k, pstr(g.text(path+"."+k, true)))
-		}
+		// A name strings.EqualFold takes for the structural stop_reason
+		// and toLowerCase does not (long s): in content context, its text
+		// is sanitised and the secret it holds redacted.
+		k := pick(g.r, foldedStructuralNames)
+		start := len(g.plants)
+		folded := g.text(path+"."+k, true) + " " + g.secret(path+"."+k)
+		g.sanitised(start, true)
+		cur.set(k, pstr(folded))
 	}},
 	{func(g *probeGen, root *pnode) {
 		root.set("input", parr(pobj(pmember{"role", pstr("user")},
