@@ -1,6 +1,7 @@
 package adapterkit_test
 
 import (
+	"fmt"
 	"go/format"
 	"os"
 	"path/filepath"
@@ -348,4 +349,39 @@ func goFileBlocks(md string) []string {
 		}
 	}
 	return out
+}
+
+// The model's row counts the mutants of the rows above it that the model
+// check catches too: the count is the catalogue's, not one written down.
+func TestDocsModelRowCountsTheMutantsAboveIt(t *testing.T) {
+	tab := conformanceTable(t, "rule", "checks", "mutants")
+	catalogue := map[string]mutants.Mutant{}
+	for _, m := range mutants.Catalogue() {
+		catalogue[m.Name] = m
+	}
+	count := regexp.MustCompile(`(\d+) of the (\d+) mutants above`)
+	above := map[string]bool{}
+	for _, r := range tab.rows {
+		if len(r.cells) != len(tab.header) || strings.HasPrefix(r.cells[0], "**") {
+			continue
+		}
+		if m := count.FindStringSubmatch(r.cells[2]); m != nil {
+			caught := 0
+			for name := range above {
+				if slices.Contains(catalogue[name].Fails, conformance.CheckModel) {
+					caught++
+				}
+			}
+			if want := fmt.Sprintf("%d of the %d mutants above", caught, len(above)); m[0] != want {
+				t.Errorf("docs/conformance.md:%d says %q; the catalogue says %q", r.line, m[0], want)
+			}
+			return
+		}
+		for _, name := range names(r.cells[2]) {
+			if _, ok := catalogue[name]; ok {
+				above[name] = true
+			}
+		}
+	}
+	t.Error("docs/conformance.md: no rule says how many of the mutants above the model catches")
 }

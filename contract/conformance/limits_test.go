@@ -148,7 +148,9 @@ func TestLongHistoriesAreNoLimit(t *testing.T) {
 		return nil
 	})
 	r := projection(at64, conformance.WithHistories(64))
-	if r.Status != conformance.StatusFail || !(strings.Contains(r.Failure.Actual, "below 10000") || strings.Contains(r.Failure.Actual, "the history holds none")) {
+	// The failure names the rule the refusal broke: the detail, which
+	// shows the history's shape first, may be clipped before the refusal.
+	if r.Status != conformance.StatusFail || !(strings.HasPrefix(r.Failure.Rule, "long-history is no limit below") || strings.HasPrefix(r.Failure.Rule, "a refusal names the family")) {
 		t.Fatalf("projection %s %+v: want the long-history refusal to fail", r.Status, r.Failure)
 	}
 	var long []contract.Message
@@ -630,7 +632,9 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 			if tc.want == conformance.HoldingCreatedAtWholeMillis {
 				// A time beyond the clock has no whole millisecond to
 				// hold: such a runtime refuses the family, or leaves it out.
-				opts = append(opts, conformance.WithoutFamilies(gen.FamilyCreatedAtOutOfRange))
+				// A time with a fraction is in about one draw in eight:
+				// 20 draws hold a few.
+				opts = []conformance.Option{conformance.WithHistories(20), conformance.WithoutFamilies(gen.FamilyCreatedAtOutOfRange)}
 			}
 			r := projection(holding(tc.hold), opts...)
 			if r.Status != conformance.StatusPass || !slices.ContainsFunc(r.Limits, func(l conformance.Limit) bool { return l.Holding == tc.want && l.Count > 0 }) {

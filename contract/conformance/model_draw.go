@@ -91,25 +91,89 @@ func (r *modelRun) drawPayload(rnd *rand.Rand, seed int) drawnPayload {
 // blankNames are provider and model names JavaScript's trim makes blank.
 var blankNames = []string{"", " ", "\t\n", "\u00a0", "\ufeff", "\u2028", "\u3000 "}
 
-// drawProvider draws the provider of a request: mostly the fixture
-// model's, or a realistic one or a look-alike, or one the declared privacy
-// configuration names (its local providers above all), now and then a
-// blank one.
+// goBlankNames are provider names Go's strings.TrimSpace makes blank and
+// JavaScript's trim does not (it keeps U+0085): not blank, remote.
+var goBlankNames = []string{"\u0085", "\u0085\u3000", " \u0085\r\n"}
+
+// nameForm is a form drawProvider gives a name the privacy configuration
+// names: apply makes it, of a name holding one of letters when there is
+// one. A form with letters no configured name holds is not drawn, unless
+// it is fallback (it then takes any name).
+type nameForm struct {
+	letters  []string
+	fallback bool
+	apply    func(string) string
+}
+
+// holds reports whether n holds one of f's letters (or f needs none).
+func (f nameForm) holds(n string) bool {
+	return len(f.letters) == 0 || slices.ContainsFunc(f.letters, func(l string) bool { return strings.Contains(n, l) })
+}
+
+// plainNameForms are the ordinary forms of a configured name: as given,
+// and upper-cased after a space.
+var plainNameForms = []nameForm{
+	{apply: func(p string) string { return p }},
+	{apply: func(p string) string { return " " + strings.ToUpper(p) }},
+}
+
+// sameName is a configured name as JavaScript's trim and toLowerCase
+// take it back to itself, and every one-sided slip of Go's takes it to
+// another: after U+FEFF (strings.TrimSpace keeps it) and before U+3000
+// (an ASCII trim keeps it), upper-cased with a Kelvin sign for K (an
+// ASCII lower-casing keeps it) and, for a final sigma, a capital sigma
+// (strings.ToLower makes it σ). It is of a name holding k or ς when
+// there is one.
+var sameName = nameForm{letters: []string{"k", "\u03c2"}, fallback: true, apply: func(p string) string {
+	return "\ufeff" + strings.ReplaceAll(strings.ToUpper(p), "K", "\u212a") + "\u3000"
+}}
+
+// classNameForms are the forms of a configured name that classes of
+// contract/gen's adversarial strings put on the line between JavaScript's
+// comparison and Go's: sameName, a third of the draws, and names
+// JavaScript takes for another provider and one slip of Go's for this one
+// (strings.TrimSpace, a whitespace table before Unicode 6.3,
+// strings.EqualFold, strings.ToLower, strings.ToUpper, full case
+// folding). Several slips in one name would hide each other there.
+var classNameForms = []nameForm{
+	sameName, sameName, sameName,
+	{apply: func(p string) string { return p + "\u0085" }},                                                                  // U+0085
+	{apply: func(p string) string { return "\u180e" + p }},                                                                  // U+180E
+	{letters: []string{"s"}, apply: func(p string) string { return strings.Replace(p, "s", "\u017f", 1) }},                  // long s
+	{letters: []string{"i"}, apply: func(p string) string { return strings.ReplaceAll(strings.ToUpper(p), "I", "\u0130") }}, // capital I with dot
+	{letters: []string{"i"}, apply: func(p string) string { return strings.Replace(p, "i", "\u0131", 1) }},                  // dotless i
+	{letters: []string{"ss"}, apply: func(p string) string { return strings.Replace(p, "ss", "\u00df", 1) }},                // sharp s
+}
+
+// drawProvider draws the provider of a request: the fixture model's, a
+// realistic one or a look-alike (gen.Provider), or one the declared
+// privacy configuration names, in one of plainNameForms or, four times in
+// five, of the classNameForms that apply to its names; now and then a
+// blank one or one only Go's strings.TrimSpace makes blank.
 func drawProvider(rnd *rand.Rand, seed int, fx Fixture, cfg *privacy.Config) string {
 	switch rnd.IntN(12) {
 	case 0:
+		if rnd.IntN(3) == 0 {
+			return goBlankNames[rnd.IntN(len(goBlankNames))]
+		}
 		return blankNames[rnd.IntN(len(blankNames))]
 	case 1, 2, 3:
 		return gen.Provider().Example(seed)
-	case 4, 5:
+	case 4, 5, 6, 7:
 		if cfg != nil {
 			named := slices.Concat(cfg.LocalProviders, slices.Sorted(maps.Keys(cfg.RemoteProviders)))
 			if len(named) > 0 {
-				p := named[rnd.IntN(len(named))]
-				if rnd.IntN(2) == 0 {
-					p = " " + strings.ToUpper(p)
+				form := plainNameForms[rnd.IntN(len(plainNameForms))]
+				if rnd.IntN(5) != 0 {
+					forms := slices.DeleteFunc(slices.Clone(classNameForms), func(f nameForm) bool {
+						return !f.fallback && !slices.ContainsFunc(named, f.holds)
+					})
+					form = forms[rnd.IntN(len(forms))]
 				}
-				return p
+				if holding := slices.DeleteFunc(slices.Clone(named), func(n string) bool { return !form.holds(n) }); len(holding) > 0 {
+					named = holding
+				}
+				return form.apply(named[rnd.IntN(len(named))])
 			}
 		}
 	}
@@ -188,8 +252,13 @@ func (r *modelRun) drawCompletion(in *modelInst, op modelOp, rnd *rand.Rand) com
 }
 
 // unknownRequestIDs are capability ids outside the registry, some of them
-// registry ids in other casing or with spaces.
-var unknownRequestIDs = []contract.CapabilityID{"Embeddings", " compaction", "local-kv-reuse ", "LOCAL-KV-REUSE", "provider_continuation", "x-vendor", ""}
+// registry ids in other casing or with spaces, and registry ids as Go's
+// string functions would take them: after U+FEFF (not trimmed by
+// strings.TrimSpace) or before U+0085 (trimmed by it alone), with a Kelvin
+// sign (k to strings.EqualFold), a long s (s to strings.EqualFold) or a
+// dotted capital I (i to strings.ToLower).
+var unknownRequestIDs = []contract.CapabilityID{"Embeddings", " compaction", "local-kv-reuse ", "LOCAL-KV-REUSE", "provider_continuation", "x-vendor", "",
+	"\ufeffembeddings", "compaction\u0085", "local-\u212av-reuse", "embedding\u017f", "compact\u0130on"}
 
 func drawRequests(rnd *rand.Rand) []contract.CapabilityRequest {
 	ids := contract.CapabilityIDs()

@@ -275,7 +275,7 @@ func describeOps(log []string) string {
 // reading it broken and repaired each time.
 func (seq *modelSeq) crossBounds(r *rand.Rand) {
 	seq.ops = append(seq.ops, modelOp{kind: opFlood, inst: 0, seed: int(r.Int32())},
-		modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1})
+		modelOp{kind: opBounds, inst: 0, seed: int(r.Int32()), n: len(seq.ops) + 1}, modelOp{kind: opSnapshot, inst: 0})
 	// An append first, so that the newest message holds history
 	// text (the history probe).
 	seq.ops = append(seq.ops, modelOp{kind: opAppend, inst: 1, seed: int(r.Int32()), n: len(seq.ops)}, modelOp{kind: opSnapshot, inst: 1})

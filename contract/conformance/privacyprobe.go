@@ -16,6 +16,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 )
 
 // This file generates the privacy probes: payloads whose private content,
@@ -161,12 +162,22 @@ type probeProvider struct {
 	local           bool
 }
 
+// splitProviders are names of the default local providers on which
+// JavaScript's trim and toLowerCase, which SPEC §7 and §8 compare provider
+// names with, and Go's string functions disagree (contract/gen's
+// adversarial strings): remote names that strings.TrimSpace (U+0085), a
+// whitespace table before Unicode 6.3 (U+180E), strings.EqualFold (long
+// s), strings.ToLower (dotted capital I) or strings.ToUpper (dotless i)
+// take for a local provider, and local names that strings.TrimSpace
+// (U+FEFF) or an ASCII trim (U+2028, U+3000) takes for a remote one.
+var splitProviders = []string{"ollama\u0085", "\u180eollama", "lm\u017ftudio", "LMSTUD\u0130O", "lmstud\u0131o", "\ufeffollama", "\u2028LLAMA-CPP\u3000"}
+
 // probeProviders returns provider names for a batch: names that resemble
 // the default local providers but are remote, the local providers with
-// other case and surrounding whitespace, the fixture's provider, a random
-// remote name, and the names in named (a declared configuration's) that
-// none of those varies, as given and with other case and surrounding
-// whitespace.
+// other case and surrounding whitespace, splitProviders, the fixture's
+// provider, a random remote name, and the names in named (a declared
+// configuration's) that none of those varies, as given and with other
+// case and surrounding whitespace.
 func (g *probeGen) probeProviders(fixtureProvider string, named []string) []probeProvider {
 	remote := []string{
 		"ollama-cloud.example", "ollama.remote", " ollama-proxy", "ollama2", "my-ollama",
@@ -182,14 +193,17 @@ func (g *probeGen) probeProviders(fixtureProvider string, named []string) []prob
 		out = append(out, probeProvider{name: pick(g.r, spaces) + strings.ToUpper(n) + pick(g.r, spaces), canonical: n, local: true})
 		out = append(out, probeProvider{name: g.randCase(n), canonical: n, local: true})
 	}
+	for _, n := range splitProviders {
+		out = append(out, probeProvider{name: n, canonical: canonicalProvider(n), local: defaultLocal(n)})
+	}
 	tok := "provider-" + g.token()
 	out = append(out, probeProvider{name: tok, canonical: tok})
 	if !contract.IsBlank(fixtureProvider) {
 		out = append(out, probeProvider{name: fixtureProvider, canonical: fixtureProvider, local: defaultLocal(fixtureProvider)})
 	}
 	for _, n := range named {
-		canonical := strings.ToLower(strings.TrimSpace(n))
-		if contract.IsBlank(n) || slices.ContainsFunc(out, func(p probeProvider) bool { return strings.ToLower(strings.TrimSpace(p.canonical)) == canonical }) {
+		canonical := canonicalProvider(n)
+		if contract.IsBlank(n) || slices.ContainsFunc(out, func(p probeProvider) bool { return canonicalProvider(p.canonical) == canonical }) {
 			continue
 		}
 		out = append(out, probeProvider{name: n, canonical: n, local: defaultLocal(n)},
@@ -197,6 +211,11 @@ func (g *probeGen) probeProviders(fixtureProvider string, named []string) []prob
 	}
 	return out
 }
+
+// canonicalProvider is the name the privacy policy compares for provider
+// p: trimmed and lower-cased as JavaScript trims and lower-cases (SPEC §7,
+// §8).
+func canonicalProvider(p string) string { return jsstring.Lower(jsstring.Trim(p)) }
 
 // defaultLocal reports whether the default privacy policy makes provider
 // local.
@@ -720,7 +739,15 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string, named ...string) 
 		case d == 5:
 			mode = modeStack
 			// Only a remote provider is denied the token the stack
-			// withholds.
+			// withholds: a local provider trades its place with the next
+			// remote one of the round, so that it still gets a payload.
+			k := i % len(order)
+			for j := k + 1; p.local && j < len(order); j++ {
+				if !providers[order[j]].local {
+					order[k], order[j] = order[j], order[k]
+					p = providers[order[k]]
+				}
+			}
 			for p.local {
 				p = providers[g.r.IntN(len(providers))]
 			}
@@ -883,6 +910,14 @@ var probeSlots = []probeSlot{
 		}
 		cur.set(g.keyName(path+".<member name>", true), pstr(g.text(path+".<member>", true)))
 		cur.set("summary", pstr(g.text(path+".summary", true)))
+		// A name strings.EqualFold takes for the structural stop_reason
+		// and toLowerCase does not (long s): in content context, its text
+		// is sanitised and the secret it holds redacted.
+		k := pick(g.r, foldedStructuralNames)
+		start := len(g.plants)
+		folded := g.text(path+"."+k, true) + " " + g.secret(path+"."+k)
+		g.sanitised(start, true)
+		cur.set(k, pstr(folded))
 	}},
 	{func(g *probeGen, root *pnode) {
 		root.set("input", parr(pobj(pmember{"role", pstr("user")},
@@ -898,6 +933,11 @@ var probeSlots = []probeSlot{
 		route.set(g.keyName("routing.<member name>", false), pnum(1))
 	}},
 }
+
+// foldedStructuralNames are member names that fold onto structural keys
+// of SPEC §8 (strings.EqualFold) but do not lower-case to them as
+// toLowerCase does: no structural keys.
+var foldedStructuralNames = []string{"\u017ftop_reason", "stoprea\u017fon"}
 
 // outsideText is a string outside content context: a public token, or a
 // blocked-class pair (a string holding a marker is always sanitised).

@@ -45,7 +45,7 @@ func contentBlock(leave familySet) *rapid.Generator[contract.Block] {
 			return &contract.ThinkingBlock{Thinking: text().Draw(t, "thinking"), Extra: extraFields(t, leave)}
 		case 2:
 			return &contract.ImageBlock{
-				MimeType: optString(rapid.SampledFrom([]string{"image/png", "image/jpeg", ""})).Draw(t, "mimeType"),
+				MimeType: optString(mimeType()).Draw(t, "mimeType"),
 				Data:     optString(rapid.SampledFrom([]string{"iVBORw0KGgo=", "", "/9j/4AAQ"})).Draw(t, "data"),
 				Extra:    extraFields(t, leave),
 			}
@@ -116,9 +116,45 @@ func toolResultBlock() *rapid.Generator[contract.Block] {
 	})
 }
 
+// mimeTypes are the usual mime types of image blocks, and empty.
+var mimeTypes = []string{"image/png", "image/jpeg", "", "image/webp"}
+
+// oddMimeTypes are mime types a normaliser changes: each has upper case
+// (which mime.ParseMediaType lower-cases), and some parameters,
+// whitespace of stringClasses around them or a long s (strings.EqualFold
+// takes image/ſvg+XML for image/svg+xml).
+var oddMimeTypes = []string{
+	"IMAGE/PNG", "image/JPEG", "image/svg+xml; charset=UTF-8", " Image/png", "image/JPEG\u0085",
+	"\ufeffIMAGE/GIF", "Image/png\r\n", "image/\u017fvg+XML",
+}
+
+// mimeType draws the mime type of an image block: about half the time one
+// of oddMimeTypes.
+func mimeType() *rapid.Generator[string] {
+	return rapid.Custom(func(t *rapid.T) string {
+		if oneIn(t, "oddMimeType", 2) {
+			return rapid.SampledFrom(oddMimeTypes).Draw(t, "mimeType")
+		}
+		return rapid.SampledFrom(mimeTypes).Draw(t, "mimeType")
+	})
+}
+
 var toolNames = []string{"read", "write", "bash", "grep", "web.fetch"}
 
-func toolName(t *rapid.T) string { return rapid.SampledFrom(toolNames).Draw(t, "toolName") }
+// oddToolNames are tool names a normaliser changes: other case, and
+// whitespace, case traps, a combining mark and noncharacters of
+// stringClasses.
+var oddToolNames = []string{"Read", "read\u0085", "\ufeffgrep", " bash", "write\r\n", "web.fetch\u180e", "\u017fed", "\u0130nspect", "\u212aill", "e\u0301dit",
+	"grep\ufdd0", "read\ufffe", "web.fetch\U0010ffff", "\uffffbash"}
+
+// toolName draws a tool name: about one time in five one of
+// oddToolNames.
+func toolName(t *rapid.T) string {
+	if oneIn(t, "oddToolName", 4) {
+		return rapid.SampledFrom(oddToolNames).Draw(t, "toolName")
+	}
+	return rapid.SampledFrom(toolNames).Draw(t, "toolName")
+}
 
 // newCall draws a tool call block with the given id. Arguments are absent
 // (allowed by the contract) or any JSON value.

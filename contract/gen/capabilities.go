@@ -8,8 +8,14 @@ import (
 )
 
 // UnknownCapabilityIDs are ids outside the capability registry that the
-// capability generators mix in; negotiation must ignore them.
-var UnknownCapabilityIDs = []string{"", "Compaction", "compaction ", "streaming", "local-kv-reuse-v2"}
+// capability generators mix in; negotiation must ignore them. Some are
+// registry ids as a normaliser would take them: other case, whitespace
+// either trim removes (U+FEFF only JavaScript's, U+0085 only Go's
+// strings.TrimSpace), a Kelvin sign (k to toLowerCase and
+// strings.EqualFold), a long s (s to EqualFold), a dotted capital I (i to
+// strings.ToLower).
+var UnknownCapabilityIDs = []string{"", "Compaction", "compaction ", "streaming", "local-kv-reuse-v2",
+	"\ufeffembeddings", "compaction\u0085", "local-\u212av-reuse", "embedding\u017f", "compact\u0130on", "embeddings\r\n"}
 
 // CapabilityID returns a generator of capability ids: mostly registry ids,
 // sometimes an id from UnknownCapabilityIDs.
@@ -23,17 +29,32 @@ func CapabilityID() *rapid.Generator[contract.CapabilityID] {
 }
 
 // ValidVersions are capability versions negotiation accepts (some only
-// after trimming).
-var ValidVersions = []string{"1", "v1", "local-kv-runtime-port-v1", "EMBEDDING-PORT-V1", " 2.0_rc-1\n", "\u00a0v3\ufeff", "a" + strings.Repeat("b", 63)}
+// after trimming, by JavaScript's trim: U+FEFF, U+2028 and CRLF around
+// them, which Go's strings.TrimSpace leaves in part).
+var ValidVersions = []string{"1", "v1", "local-kv-runtime-port-v1", "EMBEDDING-PORT-V1", " 2.0_rc-1\n", "\u00a0v3\ufeff", "a" + strings.Repeat("b", 63),
+	"\ufeffv1", "\u2028V2.1\r\n"}
 
 // InvalidVersions are capability versions negotiation rejects: empty,
 // blank, a bad first character, a character outside [a-z0-9._-], non-ASCII
-// and one character too long.
-var InvalidVersions = []string{"", " ", "-1", ".v1", "v 1", "v1/2", "vé", "\u0085v1", "a" + strings.Repeat("b", 64)}
+// and one character too long — among them whitespace JavaScript's trim
+// keeps (U+0085, which Go's strings.TrimSpace removes; U+180E and U+200B,
+// which neither removes) and the Kelvin sign and long s, which Go's (?i)
+// matches to k and s where the contract's ASCII case-insensitivity does
+// not.
+var InvalidVersions = []string{"", " ", "-1", ".v1", "v 1", "v1/2", "vé", "\u0085v1", "a" + strings.Repeat("b", 64),
+	"v1\u0085", "v1\u180e", "\u200bv1", "\u212av-1", "v\u017f1"}
 
-// Reasons are declared reasons: blank ones (which count as absent), ones
-// with whitespace runs to collapse, and one longer than the 240 UTF-16 code units a reason is cut to.
-var Reasons = []string{"", " \t\n", "not available", "  needs\n\n a   local model ", "é\u2028x", strings.Repeat("long reason ", 25)}
+// Reasons are declared reasons: blank ones (which count as absent: U+FEFF
+// is blank to JavaScript's trim, not to Go's strings.TrimSpace), one
+// blank to TrimSpace only (U+0085, not absent), ones with whitespace runs
+// (CRLF among them) to collapse, one longer than the 240 UTF-16 code units
+// a reason is cut to, and ones at that cut with a character outside the
+// Basic Multilingual Plane: ending at unit 240 in 239 runes (kept whole),
+// straddling it (cut before it: a Go string cannot hold half of it) and
+// 121 such characters, 242 units in 121 runes (cut to 120).
+var Reasons = []string{"", " \t\n", "not available", "  needs\n\n a   local model ", "é\u2028x", strings.Repeat("long reason ", 25),
+	"\ufeff", "\u0085", "needs\r\na\rlocal model", strings.Repeat("r", 238) + "\U0001f600",
+	strings.Repeat("r", 239) + "\U0001f600 tail", strings.Repeat("\U0001f600", 121)}
 
 // Declaration returns a generator of single capability declarations, well
 // formed or malformed: a supported declaration with a valid or invalid

@@ -32,8 +32,45 @@
 //     the inputs of an adapter's other methods: payloads up to a mebibyte and
 //     values that are not objects, batches of hundreds of texts, provider
 //     names and look-alikes, ids with combining marks and compatibility
-//     characters, model descriptors with every optional member. Size draws
-//     sizes across orders of magnitude.
+//     characters, model descriptors with every optional member and ids at
+//     the 256-unit bound of local KV identifiers. Size draws sizes across
+//     orders of magnitude.
+//
+// # Adversarial strings
+//
+// SPEC writes the contract in JavaScript's string rules: blank means empty
+// after String.prototype.trim, provider names and payload member names are
+// compared lower-cased by toLowerCase, lengths are UTF-16 code units. The
+// generators mix strings on which those rules and Go's standard library
+// disagree into every string an adapter may trim, fold, count or
+// normalise, one class at a time, so that an adapter written Go's way
+// slips on them:
+//
+//   - whitespace only JavaScript's trim removes (U+FEFF), only Go's
+//     strings.TrimSpace removes (U+0085), neither removes (U+180E, U+200B,
+//     U+2060) or both remove beyond ASCII (NBSP, U+2028, U+3000, …);
+//   - CRLF and a lone CR;
+//   - case traps: the Kelvin sign, long s, capital I with dot, dotless i,
+//     sharp s and capital sharp s, capital sigma (final when it ends a
+//     word), which toLowerCase, strings.ToLower, strings.ToUpper,
+//     strings.EqualFold, full case folding and an ASCII lower-casing take
+//     to different places;
+//   - combining marks and characters Unicode normalisation rewrites;
+//   - noncharacters (U+FDD0, U+FFFE, U+FFFF, U+10FFFF);
+//   - characters outside the Basic Multilingual Plane, one rune and two
+//     UTF-16 code units, at the 240-unit cut of a declared reason and the
+//     256-unit bound of a local KV identifier among others.
+//
+// They appear in texts, entry and tool call ids (some of which end in
+// whitespace, and some of which are whitespace that only
+// strings.TrimSpace makes blank: valid ids), session and runtime ids,
+// providers, models, tool names, mime types, payload strings and member
+// names, and the capability tables (UnknownCapabilityIDs, ValidVersions,
+// InvalidVersions, Reasons). Drawn values stay valid: a history still
+// validates, an id is never blank to JavaScript's trim, and a provider's
+// destination is the one JavaScript's rules give it. Lone surrogates are
+// never drawn: a Go string holding one is not valid UTF-8, and
+// encoding/json writes it as U+FFFD, so no adapter could be handed one.
 //
 // Generators are built from small independent steps, so rapid shrinks a
 // failing case to a short history that still shows the failure, and every

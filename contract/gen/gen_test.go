@@ -3,12 +3,14 @@ package gen_test
 import (
 	"flag"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 	"pgregory.net/rapid"
 )
 
@@ -273,7 +275,7 @@ func TestCapabilityGeneratorsCoverMalformedCases(t *testing.T) {
 			switch {
 			case !contract.IsRegisteredCapability(d.ID):
 				seen["unknown id"] = true
-			case d.Supported && strings.TrimSpace(d.Version) == "":
+			case d.Supported && contract.IsBlank(d.Version):
 				seen["missing version"] = true
 			case d.Supported && slices.Contains(gen.InvalidVersions, d.Version):
 				seen["invalid version"] = true
@@ -305,6 +307,70 @@ func TestCapabilityGeneratorsCoverMalformedCases(t *testing.T) {
 	}
 	if len(reqs) != 4 {
 		t.Errorf("generated requests show only %v", reqs)
+	}
+}
+
+// The capability tables hold strings on which JavaScript's string rules
+// and Go's disagree: negotiation written with Go's string functions
+// differs from contract.NegotiateCapabilities on some entry of each, so a
+// property comparing an adapter's negotiation with the contract's over
+// gen.Declarations and gen.Requests catches it.
+func TestCapabilityTablesSeparateJavaScriptFromGo(t *testing.T) {
+	id := contract.CapabilityCompaction
+	status := func(d contract.CapabilityDeclaration) contract.CapabilityStatus {
+		d.ID = id
+		return contract.NegotiateCapabilities([]contract.CapabilityDeclaration{d}, []contract.CapabilityRequest{{ID: id}}).Statuses[0]
+	}
+	ascii := regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`)
+	fold := regexp.MustCompile(`(?i)^[a-z0-9][a-z0-9._-]{0,63}$`)
+	goVersions := map[string]func(string) bool{
+		"trims with strings.TrimSpace":              func(v string) bool { return ascii.MatchString(strings.TrimSpace(v)) },
+		"matches case-insensitively with Go's (?i)": func(v string) bool { return fold.MatchString(jsstring.Trim(v)) },
+	}
+	for name, valid := range goVersions {
+		if !slices.ContainsFunc(slices.Concat(gen.ValidVersions, gen.InvalidVersions), func(v string) bool {
+			return valid(v) != status(contract.CapabilityDeclaration{Supported: true, Version: v}).Supported
+		}) {
+			t.Errorf("no version of the tables tells a negotiation that %s from the contract's", name)
+		}
+	}
+	cut := func(r string, n int) string {
+		if len([]rune(r)) > n {
+			r = string([]rune(r)[:n])
+		}
+		return r
+	}
+	goReasons := map[string]func(string) string{
+		"collapses whitespace with strings.Fields": func(r string) string { return jsstring.Truncate(strings.Join(strings.Fields(r), " "), 240) },
+		"cuts reasons to 240 runes":                func(r string) string { return cut(jsstring.Trim(jsstring.CollapseSpace(r)), 240) },
+	}
+	for name, normalise := range goReasons {
+		if !slices.ContainsFunc(gen.Reasons, func(r string) bool {
+			want := normalise(r)
+			if want == "" {
+				want = contract.ReasonMissingReason
+			}
+			return status(contract.CapabilityDeclaration{Reason: r}).Reason != want
+		}) {
+			t.Errorf("no reason of the tables tells a negotiation that %s from the contract's", name)
+		}
+	}
+	goIDs := map[string]func(string) string{
+		"trims ids with strings.TrimSpace":     strings.TrimSpace,
+		"lower-cases ids with strings.ToLower": strings.ToLower,
+		"folds ids with strings.EqualFold": func(s string) string {
+			for _, id := range contract.CapabilityIDs() {
+				if strings.EqualFold(s, id) {
+					return id
+				}
+			}
+			return s
+		},
+	}
+	for name, normalise := range goIDs {
+		if !slices.ContainsFunc(gen.UnknownCapabilityIDs, func(s string) bool { return contract.IsRegisteredCapability(normalise(s)) }) {
+			t.Errorf("no unknown id of the tables is a registry id to a negotiation that %s", name)
+		}
 	}
 }
 

@@ -52,10 +52,16 @@ func History(runtimeID, sessionID string) *rapid.Generator[[]contract.Message] {
 // calls left without a result (incomplete live calls) at the end or in the
 // middle. Unknown members appear in messages, provenance, flags and blocks.
 //
-// Message ids are "<session>:e<tag><n>" and tool call ids "call-<tag><n>",
-// where n counts messages (calls) and the digit-free tag starts with one of
-// "a", "é", U+E000 (a private-use character) and U+1F600 (outside the Basic
-// Multilingual Plane). Two ids often first differ in the tag, and U+E000
+// Message ids are "<session>:e<tag><n><end>" and tool call ids
+// "call-<tag><n><end>", where n counts messages (calls), the digit-free tag
+// starts with one of "a", "é", U+E000 (a private-use character) and U+1F600
+// (outside the Basic Multilingual Plane) and holds case traps, a combining
+// mark and a noncharacter now and then, and end is empty but for about
+// one id in ten, which ends in whitespace (that JavaScript's trim, Go's
+// strings.TrimSpace, both or neither remove, or a carriage return). About
+// one entry id and one tool call id in 25 is whitespace alone: U+0085 and
+// spaces, blank to strings.TrimSpace but not to JavaScript's trim, so the
+// history stays valid. Two ids often first differ in the tag, and U+E000
 // sorts before U+1F600 by bytes but after it in UTF-16 order, so byte order
 // and UTF-16 order often disagree on the order of a history's groups and of
 // the tool call ids inside a group. The counter keeps every id unique.
@@ -135,9 +141,10 @@ const (
 type historyStep struct {
 	kind     stepKind
 	role     contract.Role
-	entryTag string
+	entry    idShape
 	content  []contract.Block             // non-tool blocks
-	calls    []*contract.ToolCallBlock    // call templates, ID holds the id tag (call)
+	calls    []*contract.ToolCallBlock    // call templates (call)
+	callIDs  []idShape                    // the shapes of their ids (call)
 	results  [2]*contract.ToolResultBlock // result templates (answer)
 	pick     int                          // which pending call to answer (answer)
 	share    int                          // >0: also answer another pending call (answer)
@@ -168,6 +175,9 @@ func step(leave familySet) *rapid.Generator[historyStep] {
 			s.kind = call
 			s.role = contract.RoleAssistant
 			s.calls = rapid.SliceOfN(callTemplate(leave), 1, maxCalls).Draw(t, "calls")
+			for range s.calls {
+				s.callIDs = append(s.callIDs, drawIDShape(t, "callId"))
+			}
 			s.content = rapid.SliceOfN(callContent, 0, 1).Draw(t, "content")
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		default:
@@ -187,7 +197,7 @@ func step(leave familySet) *rapid.Generator[historyStep] {
 			}
 			s.atomic = rapid.Bool().Draw(t, "atomicFlag")
 		}
-		s.entryTag = idTag().Draw(t, "entryTag")
+		s.entry = drawIDShape(t, "entryId")
 		s.tick = rapid.IntRange(0, 3_600_000).Draw(t, "tick")
 		s.decorate = drawDecoration(t, leave)
 		return s
@@ -196,8 +206,37 @@ func step(leave familySet) *rapid.Generator[historyStep] {
 
 func callTemplate(leave familySet) *rapid.Generator[*contract.ToolCallBlock] {
 	return rapid.Custom(func(t *rapid.T) *contract.ToolCallBlock {
-		return newCall(t, idTag().Draw(t, "callTag"), leave)
+		return newCall(t, "", leave)
 	})
+}
+
+// idShape is the drawn part of a generated message entry id or tool call
+// id: the tag before its counter and what follows the counter, or, for
+// an id made of whitespace alone, nothing but the choice.
+type idShape struct {
+	tag, end string
+	goBlank  bool
+}
+
+// drawIDShape draws the shape of an id: a tag from idTag, and, about one
+// time in ten, whitespace of stringClasses after the counter, where
+// trimming reaches it (edge); about one id in 25 is whitespace only, blank
+// to Go's strings.TrimSpace and not to JavaScript's trim (goBlankID).
+func drawIDShape(t *rapid.T, label string) idShape {
+	if oneIn(t, label+"GoBlank", 32) {
+		return idShape{goBlank: true}
+	}
+	return idShape{tag: idTag().Draw(t, label+"Tag"), end: edge(t, label+"End")}
+}
+
+// id returns the id of this shape with counter n: prefix, tag, n and end,
+// or goBlankID(n). Tags and ends hold no digit, so distinct counters give
+// distinct ids.
+func (s idShape) id(prefix string, n int) string {
+	if s.goBlank {
+		return goBlankID(n)
+	}
+	return prefix + s.tag + strconv.Itoa(n) + s.end
 }
 
 func textBlock() *rapid.Generator[contract.Block] {
@@ -240,10 +279,10 @@ func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockM
 			blocks = append(blocks, s.content...)
 		case call:
 			blocks = append(blocks, s.content...)
-			for _, tmpl := range s.calls {
+			for k, tmpl := range s.calls {
 				calls++
 				c := *tmpl
-				c.ID = "call-" + tmpl.ID + strconv.Itoa(calls)
+				c.ID = s.callIDs[k].id("call-", calls)
 				blocks = append(blocks, &c)
 				pending = append(pending, pendingCall{c.ID, c.Name, i})
 			}
@@ -269,7 +308,7 @@ func render(runtimeID, sessionID string, plan []historyStep, n int, clock clockM
 			}
 			blocks = append(blocks, s.content...)
 		}
-		m := baseMessage(runtimeID, sessionID, "e"+s.entryTag+strconv.Itoa(i+1), s.role, blocks)
+		m := baseMessage(runtimeID, sessionID, s.entry.id("e", i+1), s.role, blocks)
 		s.decorate(&m, runtimeID)
 		switch clock {
 		case clockAscending:

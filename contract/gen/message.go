@@ -19,7 +19,7 @@ var roles = []contract.Role{contract.RoleSystem, contract.RoleUser, contract.Rol
 // present or absent at random.
 func Message(runtimeID, sessionID string) *rapid.Generator[contract.Message] {
 	return rapid.Custom(func(t *rapid.T) contract.Message {
-		entry := "e" + strconv.Itoa(rapid.IntRange(1, 1_000_000).Draw(t, "entry")) + tag().Draw(t, "entryTag")
+		entry := "e" + strconv.Itoa(rapid.IntRange(1, 1_000_000).Draw(t, "entry")) + tag().Draw(t, "entryTag") + edge(t, "entryEnd")
 		role := rapid.SampledFrom(roles).Draw(t, "role")
 		blocks := rapid.SliceOfN(Block(), 0, 4).Draw(t, "blocks")
 		return decorate(t, runtimeID, sessionID, entry, role, blocks)
@@ -74,7 +74,7 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		// Within the clock's range, a whole millisecond as drawn.
 		*createdAt = math.Mod(*createdAt, MaxDateMillis)
 	}
-	provider := optString(rapid.SampledFrom([]string{"openai", "anthropic", "local", ""})).Draw(t, "provider")
+	provider := optString(messageProvider).Draw(t, "provider")
 	model := optString(text()).Draw(t, "model")
 	tokens := rapid.Ptr(number(), true).Draw(t, "tokenEstimate")
 	originalRole := optString(rapid.SampledFrom([]string{"user", "assistant", "toolResult", "bashExecution"})).Draw(t, "originalRole")
@@ -115,3 +115,19 @@ func drawDecoration(t *rapid.T, leave familySet) func(m *contract.Message, runti
 		m.Extra = extra
 	}
 }
+
+// messageProvider draws the provider of a decorated message: a usual one,
+// one Provider draws (its look-alikes and adversarial names among them),
+// or empty — last, at the top of the range, which rapid draws about as
+// often as the bottom, so that an empty provider stays as common as the
+// usual ones.
+var messageProvider = rapid.Custom(func(t *rapid.T) string {
+	switch k := rapid.IntRange(0, 4).Draw(t, "providerKind"); k {
+	case 3:
+		return Provider().Draw(t, "drawnProvider")
+	case 4:
+		return ""
+	default:
+		return []string{"openai", "anthropic", "local"}[k]
+	}
+})

@@ -34,28 +34,33 @@ func Size(lo, hi int) *rapid.Generator[int] {
 // combining marks (U+0301 acute, U+0308 diaeresis, U+20DD enclosing
 // circle), precomposed letters whose decomposition is a base and a mark
 // (é U+00E9, Å U+212B ANGSTROM SIGN), compatibility characters (ﬁ U+FB01,
-// fullwidth Ａ U+FF21, ① U+2460, ² U+00B2, ㎏ U+338F, the Kelvin sign
-// U+212A), a zero-width joiner and characters outside the Basic
-// Multilingual Plane. None is an ASCII digit, and none is removed by
-// JavaScript's trim or by Go's TrimSpace.
+// fullwidth Ａ U+FF21, ① U+2460, ² U+00B2, ㎏ U+338F), the case traps of
+// stringClasses (the Kelvin sign U+212A, long s U+017F, U+0130, dotless i
+// U+0131, capital sigma), a zero-width joiner, a noncharacter and
+// characters outside the Basic Multilingual Plane. None is an ASCII digit,
+// and none is removed by JavaScript's trim or by Go's TrimSpace.
 var identifierRunes = []rune{
 	'a', 'q', 'Z', '-', '_', '.',
 	'\u0301', '\u0308', '\u20dd', '\u00e9', '\u212b',
 	'\ufb01', '\uff21', '\u2460', '\u00b2', '\u338f', '\u212a',
+	'\u017f', '\u0130', '\u0131', '\u03a3', '\ufdd0',
 	'\u200d', '\U0001f600', '\U0001d400',
 }
 
 // Identifier returns a generator of non-blank identifier tails that
-// Unicode normalisation would change: combining marks after letters and
-// on their own, precomposed and compatibility characters, and characters
-// outside the Basic Multilingual Plane. Two drawn identifiers that differ
-// only in normalisation (e + U+0301 and U+00E9) are different identifiers:
-// an adapter must keep every one exactly as given. A tail holds no ASCII
-// digit, so "<prefix><counter><tail>" stays unique per counter.
+// Unicode normalisation or case mapping would change: combining marks
+// after letters and on their own, precomposed and compatibility
+// characters, case traps and characters outside the Basic Multilingual
+// Plane; about one time in nine it ends in whitespace of stringClasses (which
+// JavaScript's trim, Go's strings.TrimSpace, both or neither remove). Two
+// drawn identifiers that differ only in normalisation (e + U+0301 and
+// U+00E9) are different identifiers: an adapter must keep every one
+// exactly as given. A tail holds no ASCII digit, so
+// "<prefix><counter><tail>" stays unique per counter.
 func Identifier() *rapid.Generator[string] {
 	return rapid.Custom(func(t *rapid.T) string {
 		lead := rapid.SampledFrom([]string{"a", "e\u0301", "\u00e9", "\ufb01", "\uff21", "A\u030a", "\u212b", "\U0001f600"}).Draw(t, "identifierLead")
-		return lead + rapid.StringOfN(rapid.SampledFrom(identifierRunes), 0, 6, -1).Draw(t, "identifierTail")
+		return lead + rapid.StringOfN(rapid.SampledFrom(identifierRunes), 0, 6, -1).Draw(t, "identifierTail") + edge(t, "identifierEnd")
 	})
 }
 
@@ -95,33 +100,87 @@ func lookAlike(t *rapid.T, p string) string {
 	}
 }
 
+// localProviders are the local providers of privacy's default
+// configuration.
+var localProviders = []string{"ollama", "llama-cpp", "lmstudio"}
+
+// adversarialProvider draws a provider name that one class of
+// stringClasses puts on the line between JavaScript's comparison (trimmed
+// by trim, lower-cased by toLowerCase) and Go's: mostly a local provider
+// that is local to one and remote to the other.
+func adversarialProvider(t *rapid.T) string {
+	p := rapid.SampledFrom(localProviders).Draw(t, "localProvider")
+	switch rapid.IntRange(0, 8).Draw(t, "providerClass") {
+	case 0:
+		return "\ufeff" + p // local; remote to strings.TrimSpace
+	case 1:
+		return p + "\u0085" // remote; local to strings.TrimSpace
+	case 2:
+		return p + "\u180e" // remote; local to a whitespace table before Unicode 6.3
+	case 3:
+		return "\u2028" + strings.ToUpper(p) + "\u3000" // local; remote to an ASCII trim
+	case 4:
+		return "\r\n" + p + "\r" // local
+	case 5:
+		return "lm\u017ftudio" // remote; local to strings.EqualFold
+	case 6:
+		return "LMSTUD\u0130O" // remote; local to strings.ToLower
+	case 7:
+		return "lmstud\u0131o" // remote; local to a comparison upper-cased by strings.ToUpper
+	default:
+		return "DEEPSEE\u212a" // deepseek to toLowerCase; not to an ASCII lower-casing
+	}
+}
+
 // Provider returns a generator of provider names: names of real
 // providers (local and remote, the three local names of privacy's
 // default configuration among them), as given and as look-alikes —
 // casing, whitespace JavaScript's trim removes, suffixes, a Cyrillic
-// letter, a zero-width space, another separator. A look-alike of a local
-// provider is often remote: only the name trimmed and lower-cased decides.
+// letter, a zero-width space, another separator — and, one time in four,
+// a name one class of stringClasses puts on the line between JavaScript's
+// comparison and Go's: a local provider after a byte order mark (local)
+// or before U+0085 (remote), with a Kelvin sign, a long s, a dotted
+// capital I or a dotless i. A look-alike of a local provider is often
+// remote: only the name trimmed and lower-cased as JavaScript does
+// decides.
 func Provider() *rapid.Generator[string] {
 	return rapid.Custom(func(t *rapid.T) string {
-		p := rapid.SampledFrom(realisticProviders).Draw(t, "provider")
-		if rapid.Bool().Draw(t, "asGiven") {
-			return p
+		switch rapid.IntRange(0, 3).Draw(t, "providerForm") {
+		case 2:
+			return lookAlike(t, rapid.SampledFrom(realisticProviders).Draw(t, "provider"))
+		case 3:
+			return adversarialProvider(t)
 		}
-		return lookAlike(t, p)
+		return rapid.SampledFrom(realisticProviders).Draw(t, "provider")
 	})
 }
 
 // ModelDescriptor returns a generator of valid model descriptors
 // (non-blank provider and id, contextWindow > 0) with every optional
-// member present or absent: maxTokens, reasoning, input and cost.
+// member present or absent: maxTokens, reasoning, input and cost. The
+// provider is one Provider draws; the id is a known model's with an
+// Identifier tail, or, one time in eight, an id at SPEC §11's bound of 256
+// UTF-16 code units: 256 units in 255 runes and 258 bytes (valid), or 257
+// units in 256 runes (one too long), so that counting runes or bytes
+// instead of UTF-16 code units shows.
 func ModelDescriptor() *rapid.Generator[contract.ModelDescriptor] {
 	return rapid.Custom(func(t *rapid.T) contract.ModelDescriptor {
 		d := contract.ModelDescriptor{
 			Provider:      Provider().Draw(t, "modelProvider"),
-			ID:            rapid.SampledFrom([]string{"gpt-4o", "claude-sonnet", "llama3:8b", "m"}).Draw(t, "modelId") + Identifier().Draw(t, "modelIdTail"),
 			ContextWindow: int64(Size(1, 2_000_000).Draw(t, "contextWindow")),
 		}
-		if strings.TrimSpace(d.Provider) == "" || strings.Trim(d.Provider, "\u200b") == "" {
+		switch rapid.IntRange(0, 15).Draw(t, "modelIdLength") {
+		case 14:
+			// 256 UTF-16 code units, the most SPEC §11 allows an
+			// identifier, in 255 runes and 258 bytes.
+			d.ID = strings.Repeat("m", 254) + "\U0001f600"
+		case 15:
+			// 257 UTF-16 code units, one too many, in 256 runes.
+			d.ID = strings.Repeat("m", 255) + "\U0001f600"
+		default:
+			d.ID = rapid.SampledFrom([]string{"gpt-4o", "claude-sonnet", "llama3:8b", "m"}).Draw(t, "modelId") + Identifier().Draw(t, "modelIdTail")
+		}
+		if contract.IsBlank(d.Provider) {
 			d.Provider = "p" + d.Provider
 		}
 		if rapid.Bool().Draw(t, "hasMaxTokens") {
@@ -167,7 +226,8 @@ func longText(t *rapid.T, n int) string {
 //
 //   - a message of any role holding content blocks of every type (text,
 //     thinking, image, file, artifact and summary references, opaque
-//     provider values), sometimes a text of up to 64 KiB;
+//     provider values), sometimes a text of up to 64 KiB, and about one
+//     in eight an image whose mime type a normaliser changes;
 //   - a tool exchange: an assistant message calling one to three tools and
 //     a tool message answering them, or a call left waiting for its
 //     result.
@@ -211,6 +271,11 @@ func AppendedMessages(runtimeID, sessionID string, n int, leave ...Family) *rapi
 			blocks := rapid.SliceOfN(contentBlock(set), 0, 4).Draw(t, "blocks")
 			if rapid.IntRange(0, 3).Draw(t, "large") == 0 {
 				blocks = append(blocks, &contract.TextBlock{Text: longText(t, Size(1, 64<<10).Draw(t, "textBytes"))})
+			}
+			if !set.has(FamilyImage) && oneIn(t, "oddImage", 8) {
+				// Image blocks are few among the drawn blocks: this one
+				// carries a mime type a normaliser changes.
+				blocks = append(blocks, &contract.ImageBlock{MimeType: new(rapid.SampledFrom(oddMimeTypes).Draw(t, "oddMimeType"))})
 			}
 			m := baseMessage(runtimeID, sessionID, entry(0), role, blocks)
 			dated(&m)
@@ -314,7 +379,7 @@ func EmbeddingTexts(maxBatch int) *rapid.Generator[[]string] {
 			case 0:
 				out[i] = ""
 			case 1:
-				out[i] = rapid.SampledFrom([]string{"...", "!?", "—", " \t\n", "\u00a0", "🙂🙂"}).Draw(t, "noLetters")
+				out[i] = rapid.SampledFrom([]string{"...", "!?", "—", " \t\n", "\u00a0", "🙂🙂", "\ufeff", "\u0085", "\r\n"}).Draw(t, "noLetters")
 			case 2:
 				if i > 0 {
 					out[i] = out[rapid.IntRange(0, i-1).Draw(t, "duplicateOf")]
@@ -345,17 +410,50 @@ var payloadPieces = []string{
 	"-----BEGIN RSA PRIVATE KEY-----\\nMIIB\\n-----END RSA PRIVATE KEY-----",
 }
 
+// classPayloadPieces are the shapes of payloadPieces under stringClasses,
+// about one piece in eight of a payload: secrets whose whitespace is
+// U+FEFF, CRLF or NBSP (secrets: JavaScript's \s holds them) or U+0085
+// (none), markers spelt with a long s or a dotted capital I (no markers:
+// classes match ASCII case-insensitively, not as Go's (?i) or
+// strings.ToLower match them), secret names with a Kelvin sign or a long
+// s (no secrets), and, last and so drawn least (a marker left open
+// raises the whole payload's class, and hides what the others show), a
+// leading marker after a byte order mark (leading: JavaScript's trim
+// removes it) or after U+0085 (not leading).
+var classPayloadPieces = []string{
+	"Bearer\ufeffabcdefgh123", "PASSWORD\r\n:\r\n'hunter2x'",
+	"[d\u017f4:local-only]long s[/d\u017f4:local-only]", "[DS4:\u0130NTERNAL]dotted capital I[/DS4:\u0130NTERNAL]",
+	"[ds4:\u017fensitive]long s[/ds4:\u017fensitive]", "api_\u212aey=abcd1234efgh", "pa\u017f\u017fword: hunter2hunter2",
+	"Bearer\u00a0abcdefgh123", "Bearer\u0085abcdefgh123",
+	"\u0085[ds4:sensitive]not leading after U+0085", "\ufeff[ds4:local-only]leading after a byte order mark",
+}
+
+// oddPayloadKeys are member names one class of stringClasses puts on the
+// line between JavaScript's lower-casing and Go's: a content key with a
+// Kelvin sign (content: toLowerCase makes it thinking; an ASCII
+// lower-casing does not) and look-alikes of content keys with a long s,
+// a dotted capital I and a sharp s (no content keys; strings.EqualFold,
+// strings.ToLower and full case folding take them for system,
+// instructions and messages).
+var oddPayloadKeys = []string{"thin\u212aing", "\u017fystem", "\u0130NSTRUCTIONS", "me\u00dfages"}
+
 // Payload returns a generator of completion payloads as raw JSON, of sizes
 // across orders of magnitude up to about maxBytes: mostly an object with
-// messages (content strings and content parts), a system prompt, tools
-// and metadata, whose strings hold marker pairs of every class, broken
-// marker structure and secrets; sometimes a value that is not an object
+// messages (content strings and content parts), a system prompt, tools,
+// metadata and, one time in three, a member whose name JavaScript and Go
+// lower-case differently (oddPayloadKeys), whose strings hold marker pairs
+// of every class, broken marker structure and secrets, also spelt with
+// the characters of stringClasses; sometimes a value that is not an object
 // (an array, a string, a number, null). Large payloads repeat drawn
 // content, so a payload of a mebibyte costs little to draw.
 func Payload(maxBytes int) *rapid.Generator[json.RawMessage] {
 	return rapid.Custom(func(t *rapid.T) json.RawMessage {
 		piece := func(label string) string {
-			return rapid.SampledFrom(payloadPieces).Draw(t, label) + " " + text().Draw(t, label+"Text")
+			pieces := payloadPieces
+			if oneIn(t, label+"Class", 8) {
+				pieces = classPayloadPieces
+			}
+			return rapid.SampledFrom(pieces).Draw(t, label) + " " + plainText().Draw(t, label+"Text")
 		}
 		switch rapid.IntRange(0, 9).Draw(t, "payloadKind") {
 		case 0:
@@ -410,6 +508,12 @@ func Payload(maxBytes int) *rapid.Generator[json.RawMessage] {
 			b = append(b, `,"metadata":{"note":`...)
 			b = jsonw.AppendString(b, piece("metadata"))
 			b = append(b, `},"model":"m"`...)
+		}
+		if oneIn(t, "hasOddKey", 3) {
+			b = append(b, ',')
+			b = jsonw.AppendString(b, rapid.SampledFrom(oddPayloadKeys).Draw(t, "oddKey"))
+			b = append(b, ':')
+			b = jsonw.AppendString(b, piece("oddKeyValue"))
 		}
 		return append(b, '}')
 	})

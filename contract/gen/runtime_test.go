@@ -6,9 +6,12 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/contract/localkv"
+	"github.com/ds4context/adapterkit/internal/jsstring"
 	"pgregory.net/rapid"
 )
 
@@ -105,17 +108,52 @@ func checkValueGenerators(t *testing.T, bigPayload, nonObject, bigBatch, longTex
 			*longText = *longText || len(s) >= 8<<10
 		}
 		id := gen.Identifier().Draw(t, "id")
-		if strings.TrimSpace(id) == "" || strings.ContainsAny(id, "0123456789") {
+		if contract.IsBlank(id) || strings.ContainsAny(id, "0123456789") {
 			t.Fatalf("identifier %q is blank or holds a digit", id)
 		}
 		for _, r := range id {
 			*combining = *combining || unicode.Is(unicode.Mn, r)
 		}
 		prov := gen.Provider().Draw(t, "provider")
-		*lookAlike = *lookAlike || strings.ToLower(strings.TrimSpace(prov)) != prov
+		*lookAlike = *lookAlike || jsstring.Lower(jsstring.Trim(prov)) != prov
 		d := gen.ModelDescriptor().Draw(t, "model")
-		if d.ContextWindow <= 0 || d.ID == "" || strings.TrimSpace(d.Provider) == "" {
+		if d.ContextWindow <= 0 || contract.IsBlank(d.ID) || contract.IsBlank(d.Provider) {
 			t.Fatalf("invalid model %+v", d)
 		}
 	})
+}
+
+// Model ids reach SPEC §11's bound of 256 UTF-16 code units in characters
+// outside the Basic Multilingual Plane: one at the bound, which local KV
+// eligibility takes and which is longer than 256 in bytes, and one a unit
+// over it, which eligibility refuses and which is within 256 in runes.
+func TestModelIdsReachTheIdentifierBound(t *testing.T) {
+	eligible := func(model string) localkv.Eligibility {
+		return localkv.DeriveEligibility(localkv.EligibilityInput{
+			Enabled: true, CapabilityEnabled: true, CapabilityVersion: contract.LocalKVRuntimePortVersion,
+			Destination: string(contract.DestinationLocal), RuntimeID: "rt", RuntimeRevision: "r1",
+			ModelRevision: "m1", PrivacyPolicyVersion: "p1", Provider: "ollama", Model: model,
+			PromptPrefix: []byte("prefix"), PrefixTokenCount: 1, ContextTokenCount: 2,
+		})
+	}
+	at, over := 0, 0
+	for seed := range 200 {
+		id := gen.ModelDescriptor().Example(seed).ID
+		switch units := jsstring.Len(id); {
+		case units == 256 && len(id) > 256:
+			at++
+			if e := eligible(id); !e.Eligible {
+				t.Fatalf("a model id of 256 UTF-16 code units is ineligible: %s", e.Reason)
+			}
+		case units == 257 && utf8.RuneCountInString(id) <= 256:
+			over++
+			if e := eligible(id); e.Reason != localkv.ReasonInvalidModel {
+				t.Fatalf("a model id of 257 UTF-16 code units is not refused as invalid-model: %+v", e)
+			}
+		}
+	}
+	if at == 0 || over == 0 {
+		t.Fatalf("200 model descriptors: %d ids at the 256-unit bound, %d one unit over it", at, over)
+	}
+	t.Logf("200 model descriptors: %d ids at the 256-unit bound, %d one unit over it", at, over)
 }

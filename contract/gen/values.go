@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/internal/jsonw"
@@ -20,10 +21,23 @@ var textRunes = []rune{
 	'\ue000', '\uffff', '\U0001f600', '\U00010000',
 }
 
+// textPieces are textRunes as strings.
+var textPieces = func() []string {
+	out := make([]string, len(textRunes))
+	for i, r := range textRunes {
+		out[i] = string(r)
+	}
+	return out
+}()
+
 // tagRunes are the characters of the tags that make generated ids
-// distinctive. They hold no digit, so an id built as prefix, decimal
-// counter and tag is unique per counter value.
-var tagRunes = []rune{'a', 'x', 'Z', '_', '.', 'é', '\ue000', '\U0001f600'}
+// distinctive: ASCII, a precomposed letter, characters whose byte and
+// UTF-16 orders differ, the case traps and a combining mark (which follows
+// the e that starts an entry id) and a noncharacter of stringClasses. They
+// hold no digit, so an id built as prefix, tag and decimal counter is
+// unique per counter value.
+var tagRunes = []rune{'a', 'x', 'Z', '_', '.', 'é', '\ue000', '\U0001f600',
+	'\u0301', '\u212a', '\u017f', '\u0130', '\u0131', '\u03a3', '\ufdd0'}
 
 // idLeads are the first characters of an id tag: U+E000 and U+1F600 are
 // ordered one way by bytes and the other way in UTF-16.
@@ -38,8 +52,25 @@ func idTag() *rapid.Generator[string] {
 	})
 }
 
-// text draws a short string over textRunes.
+// textPiece draws one piece of a text: a character of textRunes, or,
+// about one time in five, a piece of stringClasses.
+var textPiece = rapid.Custom(func(t *rapid.T) string {
+	if oneIn(t, "classPiece", 5) {
+		return classPiece(t, "textClass")
+	}
+	return rapid.SampledFrom(textPieces).Draw(t, "textPiece")
+})
+
+// text draws a short string of up to 12 pieces of textPiece.
 func text() *rapid.Generator[string] {
+	return rapid.Custom(func(t *rapid.T) string {
+		return strings.Join(rapid.SliceOfN(textPiece, 0, 12).Draw(t, "text"), "")
+	})
+}
+
+// plainText draws a short string over textRunes alone: the filler of
+// payload strings, whose pieces carry the string classes there.
+func plainText() *rapid.Generator[string] {
 	return rapid.StringOfN(rapid.SampledFrom(textRunes), 0, 12, -1)
 }
 
@@ -48,10 +79,12 @@ func tag() *rapid.Generator[string] {
 	return rapid.StringOfN(rapid.SampledFrom(tagRunes), 0, 3, -1)
 }
 
-// nonBlank draws a string that is not blank after JavaScript trimming.
+// nonBlank draws a string that is not blank after JavaScript trimming:
+// the prefix, a tag and, about one time in nine, whitespace of stringClasses
+// after it.
 func nonBlank(prefix string) *rapid.Generator[string] {
 	return rapid.Custom(func(t *rapid.T) string {
-		return prefix + tag().Draw(t, "tag")
+		return prefix + tag().Draw(t, "tag") + edge(t, "edge")
 	})
 }
 

@@ -7,8 +7,10 @@
 // A Config names local providers (which receive every class, with no secret
 // redaction) and the classes remote providers may receive. Provider names
 // are compared trimmed (as JavaScript's String.prototype.trim trims) and
-// lower-cased. The four classes are ordered normal < internal < sensitive <
-// local-only.
+// lower-cased as toLowerCase lower-cases (U+0130 becomes "i" + U+0307 and
+// a capital sigma ending a word becomes final sigma, unlike Go's
+// strings.ToLower; nothing is case-folded as strings.EqualFold folds).
+// The four classes are ordered normal < internal < sensitive < local-only.
 //
 // # Markers
 //

@@ -123,6 +123,10 @@ func (g *markerGen) text() string {
 var genNames = []string{
 	"content", "Content", "MESSAGES", "text", "parts", "metadata", "tools", "input", "system", "arguments", "thinking",
 	"role", "type", "ID", "name", "tool_call_id", "stopReason",
+	// Lower-cased as JavaScript lower-cases: the Kelvin sign is k, so the
+	// first is a content key; U+0130 is "i" + U+0307 and long s is not s,
+	// so the next two are neither content nor structural.
+	"thin\u212aing", "\u0130NPUT", "\u017fystem",
 	"note", "x", "a", "a_1", "a_1_2", "label", "routing", "options",
 	"0", "7", "12", "01", "4294967295", "4294967294",
 	"[ds4:normal]a[/ds4:normal]", "[ds4:internal]a[/ds4:internal]", "[ds4:normal]0[/ds4:normal]", "x [ds4:local-only]S",

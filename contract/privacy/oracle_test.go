@@ -301,8 +301,13 @@ const (
 	okeyContent
 )
 
+// oracleKey classifies a member name lower-cased as JavaScript's
+// toLowerCase does. The names it is compared with are ASCII, and the only
+// characters toLowerCase and Go's strings.ToLower take to different places
+// on the way there are U+0130, which becomes "i" + U+0307 (not "i"), and
+// a final capital sigma (no ASCII name holds a sigma either way).
 func oracleKey(name string) int {
-	switch strings.ToLower(name) {
+	switch strings.ToLower(strings.ReplaceAll(name, "\u0130", "i\u0307")) {
 	case "api", "id", "model", "name", "role", "stopreason", "stop_reason", "toolcallid", "tool_call_id", "type":
 		return okeyStructural
 	case "arguments", "content", "contents", "context", "description", "input", "instructions", "messages",

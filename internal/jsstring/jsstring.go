@@ -6,6 +6,7 @@ package jsstring
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -186,9 +187,14 @@ func nextUnit(s string, i *int, low *rune) (rune, bool) {
 	return r, true
 }
 
-// Lower lower-cases s as toLowerCase does for every character that matters
-// when names are compared: Go's mapping, except that U+0130 (capital I with
-// dot) becomes "i" + U+0307 as in JavaScript.
+// Lower lower-cases s as toLowerCase does: Go's mapping (Unicode's simple
+// lower-case mapping), except where JavaScript applies the full mapping of
+// SpecialCasing.txt without a language: U+0130 (capital I with dot)
+// becomes "i" + U+0307, and U+03A3 (capital sigma) becomes final sigma
+// U+03C2 at the end of a word (the Final_Sigma condition). Every other
+// character maps the same way in both. Go's tables are of Unicode 15.0: a
+// character a later version added may lower-case in JavaScript and not
+// here.
 func Lower(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -201,16 +207,74 @@ func Lower(s string) string {
 	if ascii {
 		return s
 	}
-	if !strings.ContainsRune(s, 0x130) {
+	if !strings.ContainsRune(s, 0x130) && !strings.ContainsRune(s, capitalSigma) {
 		return strings.ToLower(s)
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if r == 0x130 {
+	b.Grow(len(s) + 1)
+	for i, r := range s {
+		switch {
+		case r == 0x130:
 			b.WriteString("i\u0307")
-			continue
+		case r == capitalSigma && finalSigma(s, i):
+			b.WriteRune(finalSmallSigma)
+		default:
+			b.WriteRune(unicode.ToLower(r))
 		}
-		b.WriteString(strings.ToLower(string(r)))
 	}
 	return b.String()
+}
+
+const (
+	capitalSigma    = 0x3A3
+	finalSmallSigma = 0x3C2
+)
+
+// finalSigma reports whether the capital sigma at s[i] ends a word, by
+// Unicode's Final_Sigma condition: it follows a cased letter (with only
+// case-ignorable characters between them) and no cased letter follows it
+// (again skipping case-ignorable characters). A character that is both
+// cased and case-ignorable is skipped, as ICU, which JavaScript engines
+// use, does.
+func finalSigma(s string, i int) bool {
+	before := false
+	for j := i; j > 0; {
+		r, size := utf8.DecodeLastRuneInString(s[:j])
+		j -= size
+		if caseIgnorable(r) {
+			continue
+		}
+		before = cased(r)
+		break
+	}
+	if !before {
+		return false
+	}
+	for j := i + utf8.RuneLen(capitalSigma); j < len(s); {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		j += size
+		if caseIgnorable(r) {
+			continue
+		}
+		return !cased(r)
+	}
+	return true
+}
+
+// cased reports Unicode's Cased property: Lowercase, Uppercase or
+// titlecase letters.
+func cased(r rune) bool {
+	return unicode.In(r, unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Lowercase, unicode.Other_Uppercase)
+}
+
+// caseIgnorable reports Unicode's Case_Ignorable property: nonspacing and
+// enclosing marks, format characters, modifier letters and symbols, and
+// the Word_Break classes MidLetter, MidNumLet and Single_Quote (listed
+// here, as Go has no Word_Break table).
+func caseIgnorable(r rune) bool {
+	switch r {
+	case '\'', '.', ':', 0xB7, 0x387, 0x55F, 0x5F4, 0x2018, 0x2019, 0x2024, 0x2027, 0xFE13, 0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A:
+		return true
+	}
+	return unicode.In(r, unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
 }

@@ -105,10 +105,44 @@ func TestCompareIsUTF16Order(t *testing.T) {
 }
 
 func TestLowerMatchesJavaScript(t *testing.T) {
-	cases := map[string]string{"abc": "abc", "OpenAI": "openai", "\u0130x": "i\u0307x", "ÉCOLE": "école"}
+	// Each pair is what toLowerCase returns (Node.js 20, ICU 78).
+	cases := map[string]string{
+		"abc": "abc", "OpenAI": "openai", "\u0130x": "i\u0307x", "ÉCOLE": "école",
+		// Capital sigma is final at the end of a word: after a cased
+		// letter, not before one, case-ignorable characters (marks,
+		// format characters, modifier letters, '.', ':', '\'') skipped
+		// on both sides; a character both cased and case-ignorable
+		// (U+02B0) is skipped.
+		"\u0391\u03a3": "\u03b1\u03c2", "\u03a3": "\u03c3", "\u0391\u03a3\u0391": "\u03b1\u03c3\u03b1",
+		"\u0391\u03a3.": "\u03b1\u03c2.", "\u0391\u03a3.\u0392": "\u03b1\u03c3.\u03b2",
+		"\u0391\u0301\u03a3": "\u03b1\u0301\u03c2", " \u0391\u03a3 ": " \u03b1\u03c2 ", "\u0391\u03a31": "\u03b1\u03c21",
+		"\u0391\u03a3'\u0392": "\u03b1\u03c3'\u03b2", "\u039f\u0394\u039f\u03a3 \u039f\u0394\u039f\u03a3": "\u03bf\u03b4\u03bf\u03c2 \u03bf\u03b4\u03bf\u03c2",
+		"\u02b0\u03a3": "\u02b0\u03c3", "\u0391\u02b0\u03a3": "\u03b1\u02b0\u03c2", "\u0391\u03a3\u02b0": "\u03b1\u03c2\u02b0",
+		"\u03a3\u03a3": "\u03c3\u03c2", "\u0391\u03a3\u03a3": "\u03b1\u03c3\u03c2", "1\u03a3": "1\u03c3",
+		"\u0391\u03a3\U0001d400": "\u03b1\u03c3\U0001d400", "\U0001d400\u03a3": "\U0001d400\u03c2",
+		"\u0130\u03a3": "i\u0307\u03c2", "\u0391\u03a3\u00ad\u0392": "\u03b1\u03c3\u00ad\u03b2", "\u212a\u03a3": "k\u03c2",
+		// The Kelvin sign lowers to k; long s, dotless i and sharp s
+		// are lower case already (unlike strings.EqualFold, which
+		// matches the first two with s and i's upper case, I).
+		"\u212a": "k", "\u017f": "\u017f", "\u0131": "\u0131", "\u00df": "\u00df", "\u1e9e": "\u00df",
+	}
 	for in, want := range cases {
 		if got := Lower(in); got != want {
 			t.Errorf("Lower(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Away from U+0130 and capital sigma, Lower is Go's strings.ToLower (no
+// character above U+1FFFF has a case).
+func TestLowerIsGoLowerElsewhere(t *testing.T) {
+	for r := rune(0); r <= 0x1ffff; r++ {
+		if r == 0x130 || r == 0x3a3 || (r >= 0xd800 && r <= 0xdfff) {
+			continue
+		}
+		s := "A" + string(r) + "b"
+		if got, want := Lower(s), strings.ToLower(s); got != want {
+			t.Fatalf("Lower(%q) = %q, strings.ToLower gives %q", s, got, want)
 		}
 	}
 }

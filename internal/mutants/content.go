@@ -71,6 +71,11 @@ var contentCatalogue = []Mutant{
 		},
 	},
 	{
+		Name: "ids-stripped-of-combining-marks", Breaks: "ids are kept exactly as the runtime wrote them",
+		Fails: all(conformance.CheckProjection, conformance.CheckModel),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return strippedIDs{decorator{a}} },
+	},
+	{
 		Name: "edits-the-history-it-was-given", Breaks: "a snapshot holds the canonical history as the runtime was given it",
 		Fails: all(conformance.CaseCanonicalHistory, conformance.CheckInOrder, conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckModel),
 		wrap:  plain,

@@ -152,11 +152,6 @@ var modelCatalogue = []Mutant{
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return truncatedTexts{decorator{a}} },
 	},
 	{
-		Name: "ids-stripped-of-combining-marks", Breaks: "ids are kept exactly as the runtime wrote them",
-		Fails: all(conformance.CheckModel),
-		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return strippedIDs{decorator{a}} },
-	},
-	{
 		Name: "openai-reported-local", Breaks: "the destination follows the privacy configuration for every provider",
 		Fails: all(conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return openAILocal{decorator{a}} },

@@ -19,14 +19,21 @@ import (
 // also trims U+0085 and keeps U+FEFF; strings.ToLower maps U+0130 to "i"
 // where JavaScript gives "i" + U+0307; strings.EqualFold folds U+017F onto
 // s and U+212A onto k, which lower-casing does not. Each mutant uses one
-// such Go function where SPEC says otherwise, and answers every string of
-// the classes the checks draw as the reference adapter does.
+// such Go function where SPEC says otherwise, and answers every other
+// string as the reference adapter does. The checks now draw the strings
+// each slips on (contract/gen's adversarial strings, the privacy probes'
+// provider names and member names of those classes), so none awaits a
+// check: all are in Catalogue.
 var pendingStrings = []Mutant{
 	{
 		Name: "blank-ids-by-go-trimspace", Family: FamilyStrings,
 		Breaks: "an id is blank when JavaScript's trim empties it (§7); this adapter validates with strings.TrimSpace and refuses a valid history whose message id, entry id or tool call id is U+0085",
-		Awaits: all(conformance.CheckModel, conformance.CheckProjection),
-		port:   watchReplays,
+		// The projection's histories hold entry and tool call ids of
+		// U+0085 and spaces; the model's sequences hold one in some seeds
+		// only (1 of the kit's seed and seeds 1–3).
+		Fails:         all(conformance.CheckProjection),
+		ModelByChance: true,
+		port:          watchReplays,
 		wrap: func(a contract.Adapter, e *env) contract.Adapter {
 			m := newOwnLog(a, e, keepNewest(100))
 			m.check = goBlankIDs
@@ -36,21 +43,21 @@ var pendingStrings = []Mutant{
 	{
 		Name: "provider-policy-go-trimspace", Family: FamilyStrings,
 		Breaks: "provider names are compared trimmed as JavaScript trims (§8); this policy trims with strings.TrimSpace, so the remote provider \"ollama\\u0085\" is taken for the local ollama and gets local-only content",
-		Awaits: all(conformance.CheckModel, conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine),
+		Fails:  all(conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine, conformance.CheckModel),
 		port:   leakyPort,
 		wrap:   leaky(policyFor(strings.TrimSpace), nil),
 	},
 	{
 		Name: "provider-policy-go-tolower", Family: FamilyStrings,
 		Breaks: "provider names are compared lower-cased as JavaScript lower-cases (§8: U+0130 becomes i + U+0307); this policy uses strings.ToLower, so the remote provider \"LMSTUD\\u0130O\" is taken for the local lmstudio",
-		Awaits: all(conformance.CheckModel, conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine),
+		Fails:  all(conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine, conformance.CheckModel),
 		port:   leakyPort,
 		wrap:   leaky(policyFor(strings.ToLower), nil),
 	},
 	{
 		Name: "provider-policy-equalfold", Family: FamilyStrings,
 		Breaks: "provider names are compared trimmed and lower-cased (§8); this policy matches local providers with strings.EqualFold, so the remote provider \"lm\\u017ftudio\" is taken for the local lmstudio",
-		Awaits: all(conformance.CheckModel, conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine),
+		Fails:  all(conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine, conformance.CheckModel),
 		port:   leakyPort,
 		wrap: leaky(policyFor(func(p string) string {
 			for _, local := range defaultLocalProviders {
@@ -64,14 +71,18 @@ var pendingStrings = []Mutant{
 	{
 		Name: "payload-keys-equalfold", Family: FamilyStrings,
 		Breaks: "payload keys are compared lower-cased (§8); this engine classifies them with strings.EqualFold, so \"\\u017ftop_reason\" is taken for the structural stop_reason and a secret under it reaches a remote provider",
-		Awaits: all(conformance.CheckModel, conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine),
+		Fails:  all(conformance.CheckPrivacyProbes, conformance.CheckPrivacyEngine, conformance.CheckModel),
 		port:   leakyPort,
 		wrap:   leaky(foldedKeys, nil),
 	},
 	{
 		Name: "texts-crlf-normalised", Family: FamilyStrings,
 		Breaks: "a snapshot keeps every text as the runtime wrote it (§2); this one normalises CRLF line ends to LF in texts, thinking and tool results",
-		Awaits: all(conformance.CheckModel, conformance.CheckProjection),
+		// The projection's histories hold texts with CRLF; the model's
+		// appended texts hold one in most seeds (3 of the kit's seed and
+		// seeds 1–3).
+		Fails:         all(conformance.CheckProjection),
+		ModelByChance: true,
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				for i, b := range m.Blocks {
@@ -96,7 +107,11 @@ var pendingStrings = []Mutant{
 	{
 		Name: "tool-names-stripped-of-noncharacters", Family: FamilyStrings,
 		Breaks: "a snapshot keeps every tool name as the runtime wrote it (§2); this one strips Unicode noncharacters (U+FDD0–U+FDEF, U+FFFE, U+FFFF, …) from tool call and tool result names",
-		Awaits: all(conformance.CheckModel, conformance.CheckProjection),
+		// The projection's histories hold tool names with noncharacters;
+		// the model's appended tool exchanges hold one in most seeds (3 of
+		// the kit's seed and seeds 1–3).
+		Fails:         all(conformance.CheckProjection),
+		ModelByChance: true,
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				for i, b := range m.Blocks {
