@@ -113,10 +113,10 @@ func TestConformExecServeReference(t *testing.T) {
 	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
 	dir := t.TempDir()
 	inProcess, overBridge := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	if code, out, errOut := runCLI(t, "conform", "--report", inProcess); code != exitPass {
+	if code, out, errOut := runCLI(t, "conform", "--timeout", "2m", "--report", inProcess); code != exitPass {
 		t.Fatalf("in process: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := runCLI(t, "conform", "--report", overBridge, "--exec", shellQuote(os.Args[0])+" serve-reference")
+	code, out, errOut := runCLI(t, "conform", "--timeout", "2m", "--report", overBridge, "--exec", shellQuote(os.Args[0])+" serve-reference")
 	if code != exitPass {
 		t.Fatalf("over the bridge: exit %d\n%s%s", code, out, errOut)
 	}
@@ -193,10 +193,11 @@ func TestServeReferenceSpeaksTheProtocol(t *testing.T) {
 }
 
 // With --embeddings the reference adapter served over the bridge has an
-// embedding port, so the embedding check passes rather than skips.
+// embedding port, so the embedding check passes rather than skips (the
+// whole catalogue over the bridge is TestConformExecServeReference's).
 func TestServeReferenceEmbeddings(t *testing.T) {
 	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
-	code, out, errOut := runCLI(t, "conform", "--histories", "0", "--exec", shellQuote(os.Args[0])+" serve-reference --embeddings")
+	code, out, errOut := runCLI(t, "conform", "--timeout", "2m", "--check", conformance.CheckEmbeddingPort, "--exec", shellQuote(os.Args[0])+" serve-reference --embeddings")
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}

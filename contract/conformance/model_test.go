@@ -231,7 +231,7 @@ func TestModelGrantsTimingLatitudeByTheContextsState(t *testing.T) {
 		return inst, err
 	})
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	for seed := uint64(1); seed <= 3; seed++ {
+	for seed := uint64(1); seed <= longSeeds(1, 3); seed++ {
 		r := c.Run(ctx, f, conformance.WithModelSteps(1500), conformance.WithSeed(seed))
 		if r.Status != conformance.StatusPass {
 			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)

@@ -82,6 +82,38 @@ func TestRunnerKillsEveryMutant(t *testing.T) {
 	t.Logf("runner: %d of %d mutants fail a case or the run (the rest break rules only the Ginkgo suite's extended and property specs check)", killed, len(mutants.Catalogue()))
 }
 
+// TestEveryMutantFailsItsOwnChecks runs, on every mutant of the catalogue,
+// each check it lists but the model (which TestCLIKillsEveryMutant runs on
+// its sample, and on every mutant under everyFaceEnv=1): every one fails it,
+// and no report holds a probe.
+func TestEveryMutantFailsItsOwnChecks(t *testing.T) {
+	modelOnly := 0
+	for _, m := range mutants.Catalogue() {
+		own := slices.DeleteFunc(slices.Clone(m.Fails), func(id string) bool { return id == conformance.CheckModel })
+		if len(own) == 0 {
+			modelOnly++
+			continue
+		}
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			r := conformance.RunChecks(context.Background(), m.Factory(base()), conformance.WithSeed(seed),
+				conformance.WithCallTimeout(generousCall), conformance.WithChecks(own...))
+			if b, _ := json.Marshal(r); conformance.ContainsProbe(b) {
+				t.Fatal("the report holds a probe")
+			}
+			if got, want := failedChecks(r), slices.Sorted(slices.Values(own)); !slices.Equal(got, want) {
+				t.Fatalf("failed checks %q, want %q (breaks: %s)", got, want, m.Breaks)
+			}
+		})
+	}
+	t.Logf("%d mutants fail the model check only: the CLI's sample and %s=1 run it", modelOnly, everyFaceEnv)
+}
+
+// generousCall bounds each adapter call in the tests that expect no call
+// to hang: far above what a call takes on a loaded machine, so that no
+// verdict depends on how busy the machine is.
+const generousCall = time.Minute
+
 // The seed of the random privacy probes in the mutant runs, so that every
 // run kills every mutant in exactly the same checks.
 const seed = 0x5eed0f5ca7
@@ -94,18 +126,44 @@ const (
 	shards   = 4
 )
 
-// everyFaceEnv, set to 1, makes the Ginkgo suite run on every mutant, not
-// only on suiteSample's (the CI script sets it). The catalogue and the CLI
-// run every mutant whatever it says.
+// everyFaceEnv, set to 1, runs every mutant through every face: the Ginkgo
+// suite (model spec included) and the CLI's whole catalogue on each, where
+// the default run takes samples (the CI script sets it). The model check
+// costs most of a whole-catalogue run (about 1.5 s of CPU a mutant), so by
+// default it runs on the CLI's sample only; conformance.Run and every
+// mutant's own checks run on the whole catalogue whatever it says.
 const everyFaceEnv = "ADAPTERKIT_MUTANTS_EVERY_FACE"
+
+// everyFace reports whether everyFaceEnv asks for the full matrix.
+func everyFace() bool { return os.Getenv(everyFaceEnv) == "1" }
 
 // suiteMutants returns the mutants the Ginkgo suite runs on: every one
 // under everyFaceEnv=1, suiteSample otherwise.
 func suiteMutants() []mutants.Mutant {
-	if os.Getenv(everyFaceEnv) == "1" {
+	if everyFace() {
 		return mutants.Catalogue()
 	}
 	return suiteSample()
+}
+
+// suiteLabelFilter is the Ginkgo label filter of the suite's children: by
+// default every spec but the model's, which TestCLIKillsEveryMutant runs
+// on its sample and TestModelPassesTheReferenceAdapter on the correct
+// adapter; under everyFaceEnv=1 every spec.
+func suiteLabelFilter() string {
+	if everyFace() {
+		return ""
+	}
+	return "!" + conformance.CheckModel
+}
+
+// suiteWants returns the checks m must fail in the suite's children: m.Fails
+// without the model check when suiteLabelFilter leaves its spec out.
+func suiteWants(m mutants.Mutant) []string {
+	if everyFace() {
+		return m.Fails
+	}
+	return slices.DeleteFunc(slices.Clone(m.Fails), func(id string) bool { return id == conformance.CheckModel })
 }
 
 // suiteSample is the mutants the Ginkgo suite runs on by default: few
@@ -113,9 +171,8 @@ func suiteMutants() []mutants.Mutant {
 // most checks not yet failed), so that every spec's failure is seen at
 // least once; every mutant that must pass; and every mutant with a real
 // data race, which under the race detector only the suite's child
-// processes run. TestCLIKillsEveryMutant runs the whole catalogue of checks
-// on every mutant (without the race detector), which is what the suite's
-// specs run, one check each.
+// processes run. TestEveryMutantFailsItsOwnChecks runs, on every mutant,
+// each check it lists but the model.
 func suiteSample() []mutants.Mutant {
 	var out []mutants.Mutant
 	chosen := map[string]bool{}
@@ -166,11 +223,11 @@ func TestMutantSuite(t *testing.T) {
 		t.Skip("runs as a child process of TestSuiteKillsEveryMutant")
 	}
 	if shard == 0 {
-		spec.Describe(base(), conformance.WithName(correctName), conformance.WithSeed(seed))
+		spec.Describe(base(), conformance.WithName(correctName), conformance.WithSeed(seed), conformance.WithCallTimeout(generousCall))
 	}
 	for i, m := range suiteMutants() {
 		if i%shards == shard {
-			spec.Describe(m.Factory(base()), conformance.WithName("mutant "+m.Name), conformance.WithSeed(seed))
+			spec.Describe(m.Factory(base()), conformance.WithName("mutant "+m.Name), conformance.WithSeed(seed), conformance.WithCallTimeout(generousCall))
 		}
 	}
 	gomega.RegisterFailHandler(ginkgo.Fail)
@@ -207,7 +264,8 @@ func runShards(t *testing.T) []types.SpecReport {
 			// how short the failing history gets does not matter here.
 			ctx, cancel := context.WithTimeout(t.Context(), childDeadline)
 			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file)
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestMutantSuite$", "-ginkgo.no-color", "-ginkgo.json-report="+file,
+				"-ginkgo.label-filter="+suiteLabelFilter())
 			cmd.WaitDelay = time.Second
 			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), everyFaceEnv+"="+os.Getenv(everyFaceEnv),
 				"RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
@@ -302,7 +360,7 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 	killed := 0
 	for _, m := range suiteMutants() {
 		name := "mutant " + m.Name
-		got, want := slices.Sorted(slices.Values(byChance(m, failed[name]))), slices.Sorted(slices.Values(m.Fails))
+		got, want := slices.Sorted(slices.Values(byChance(m, failed[name]))), slices.Sorted(slices.Values(suiteWants(m)))
 		if ran[name] == 0 {
 			t.Errorf("%s: no spec ran", m.Name)
 			continue
@@ -313,12 +371,12 @@ func TestSuiteKillsEveryMutant(t *testing.T) {
 		}
 		killed++
 	}
-	t.Logf("Ginkgo suite: killed %d of %d mutants (%d in the catalogue; %s=1 runs every one), each in exactly the specs checking its rule",
-		killed, len(suiteMutants()), len(mutants.Catalogue()), everyFaceEnv)
+	t.Logf("Ginkgo suite (label filter %q): killed %d of %d mutants (%d in the catalogue; %s=1 runs every one on every spec), each in exactly the specs checking its rule",
+		suiteLabelFilter(), killed, len(suiteMutants()), len(mutants.Catalogue()), everyFaceEnv)
 }
 
 // TestCLIKillsEveryMutant runs the whole catalogue through the CLI, in
-// process, against every mutant: the checks that fail are exactly those the
+// process, against cliMutants: the checks that fail are exactly those the
 // mutant lists, the exit status and the report's verdict agree, and the
 // seven-case report inside says what conformance.Run says.
 func TestCLIKillsEveryMutant(t *testing.T) {
@@ -345,16 +403,27 @@ func TestCLIKillsEveryMutant(t *testing.T) {
 	t.Logf("CLI: killed %d of %d mutants, each in exactly the checks of its rule", killed, len(cliMutants()))
 }
 
-// cliMutants returns the mutants TestCLIKillsEveryMutant runs: every one,
-// except under the race detector, which slows the catalogue several times
-// over and looks for races, not for checks that miss a mutant: there the
-// suite's sample (every one under everyFaceEnv=1).
+// cliMutants returns the mutants TestCLIKillsEveryMutant runs: every one
+// under everyFaceEnv=1, else cliSample.
 func cliMutants() []mutants.Mutant {
-	if raceDetector && os.Getenv(everyFaceEnv) != "1" {
-		return suiteSample()
+	if everyFace() {
+		return mutants.Catalogue()
 	}
-	return mutants.Catalogue()
+	var out []mutants.Mutant
+	for _, m := range mutants.Catalogue() {
+		if slices.Contains(cliSample, m.Name) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
+
+// cliSample names the mutants the CLI runs the whole catalogue on by
+// default, one for each thing its run shows: a mutant conformance.Run
+// refuses (no seven-case report; it fails nine checks, the model among
+// them), one failing a contract case and the model, and a legal variant
+// that passes with a limit in its projection row.
+var cliSample = []string{"second-shutdown-errors", "wrong-runtime-id", "refuses-multi-result-tool-messages"}
 
 // cliWorkers is how many mutants TestCLIKillsEveryMutant runs at once.
 const cliWorkers = 4
@@ -366,7 +435,7 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 	}
 	file := filepath.Join(t.TempDir(), "report.json")
 	var out bytes.Buffer
-	code := cli.Run(context.Background(), []string{"--report", file, "--seed", mutantSeed}, m.Factory(base()), &out, &out)
+	code := cli.Run(context.Background(), []string{"--report", file, "--seed", mutantSeed, "--timeout", generousCall.String()}, m.Factory(base()), &out, &out)
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatalf("exit %d, no report: %v\n%s", code, err, out.String())

@@ -1,0 +1,17 @@
+package conformance_test
+
+import "os"
+
+// longEnv, set to 1, runs the long forms of the tests that repeat a run
+// over several seeds (.ci/run sets it); by default they run fewer, so that
+// go test ./... stays within its CPU budget.
+const longEnv = "ADAPTERKIT_STRESS"
+
+// longSeeds returns how many seeds a repeated run takes: short by
+// default, long under longEnv=1.
+func longSeeds(short, long uint64) uint64 {
+	if os.Getenv(longEnv) == "1" {
+		return long
+	}
+	return short
+}
