@@ -3,10 +3,12 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ds4context/adapterkit/contract"
+	"github.com/ds4context/adapterkit/contract/gen"
 )
 
 // Sizes the bounds operation reaches: a text and a line of well over
@@ -87,4 +89,63 @@ func (r *modelRun) bounds(in *modelInst, op modelOp) (diagnosticsRule, string, e
 		return rule, "", err
 	}
 	return rule, desc + "; " + d, nil
+}
+
+// splitExchange appends one part of a tool exchange (op.shape 1: an
+// assistant message calling two tools — one when parallel batches are
+// left out —, 2 and 3: the result of each call, as a message of its own),
+// so that a read sees a live call, then a batch half answered, then the
+// whole group: the groups an adapter keeps from earlier reads must follow.
+func (r *modelRun) splitExchange(in *modelInst, op modelOp) (diagnosticsRule, string, error) {
+	m := in.m
+	switch {
+	case in.src == nil:
+		return r.skip(noSource)
+	case m.closed || m.corrupt || m.damage != nil:
+		return r.skip("no source writes to a closed or damaged instance")
+	case slices.Contains(r.leave, gen.FamilyLiveCall):
+		return r.skip("the run leaves live calls out")
+	}
+	fx := m.fixture
+	rt := fx.RuntimeID
+	entry := "split-" + strconv.Itoa(op.n) + "-" + strconv.Itoa(op.shape)
+	msg := contract.Message{ID: fx.SessionID + ":" + entry, SourceEntryID: entry,
+		Provenance: contract.Provenance{Source: contract.SourceRuntimeSession, SessionID: fx.SessionID, EntryID: entry, RuntimeID: &rt}}
+	if op.shape == 1 {
+		calls := 2
+		if slices.Contains(r.leave, gen.FamilyParallelBatch) {
+			calls = 1
+		}
+		msg.Role = contract.RoleAssistant
+		in.splitCalls = nil
+		for k := range calls {
+			id := "split-call-" + strconv.Itoa(op.n) + "-" + strconv.Itoa(k)
+			msg.Blocks = append(msg.Blocks, &contract.ToolCallBlock{ID: id, Name: "lookup", Arguments: json.RawMessage(`{"k":` + strconv.Itoa(k) + `}`)})
+			in.splitCalls = append(in.splitCalls, id)
+		}
+	} else {
+		if len(in.splitCalls) == 0 {
+			// The call was refused or never appended: a result
+			// without its call would break the history (§7).
+			return r.skip("no split tool exchange awaits a result")
+		}
+		id := in.splitCalls[0]
+		in.splitCalls = in.splitCalls[1:]
+		msg.Role = contract.RoleTool
+		msg.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: id, ToolName: "lookup", Content: "result of " + id}}
+	}
+	if err := in.src.Append(r.ctx, msg); err != nil {
+		ref, ok := refusalOf(err)
+		if !ok {
+			return diagnosticsRule{}, "", failed("the instance's Source must append a valid message with a new id", err)
+		}
+		in.splitCalls = nil // nothing more of the exchange
+		if err := r.refuse(ref, []contract.Message{msg}); err != nil {
+			return diagnosticsRule{}, "", err
+		}
+		return diagnosticsRule{}, "part " + strconv.Itoa(op.shape) + " refused for " + string(ref.Family), nil
+	}
+	m.msgs = append(m.msgs, msg)
+	m.sourceWritten()
+	return diagnosticsRule{}, fmt.Sprintf("part %d of a tool exchange, %d call(s) awaiting a result", op.shape, len(in.splitCalls)), nil
 }

@@ -54,6 +54,9 @@ type modelInst struct {
 	// keptKey is contentKey of keptCopy's messages: a read encodes only
 	// the kept snapshot to see it unchanged.
 	keptKey string
+	// splitCalls are the ids of the calls splitExchange appended whose
+	// results it has not appended yet.
+	splitCalls []string
 }
 
 // modelRun runs one sequence.
@@ -464,6 +467,8 @@ func (r *modelRun) exec(in *modelInst, op modelOp, rnd *rand.Rand) (diagnosticsR
 		return r.bounds(in, op)
 	case opRewriteSameSize:
 		return r.rewriteSameSize(in, op)
+	case opSplitExchange:
+		return r.splitExchange(in, op)
 	}
 	return diagnosticsRule{}, "", fmt.Errorf("unknown operation %d", op.kind)
 }

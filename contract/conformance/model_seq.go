@@ -55,15 +55,19 @@ const (
 	// opRewriteSameSize rewrites a message in place keeping the size of
 	// its entry: never drawn, it opens the first sequence of every run.
 	opRewriteSameSize
+	// opSplitExchange appends one part of a tool exchange whose call is
+	// read before its results (op.shape: 1 the call, 2 and 3 a result):
+	// never drawn, it opens the first sequence of every run.
+	opSplitExchange
 	opKinds
 )
 
 var opNames = [opKinds]string{"snapshot", "rebuild", "source-append", "source-rewrite", "source-corrupt", "enforce",
 	"complete", "negotiate", "declarations", "identity", "trusted-root", "current-model", "diagnostics", "embed",
-	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair", "mixed-burst", "bounds", "cancelled-shutdown", "same-size-rewrite"}
+	"local-kv-diagnostics", "shutdown", "burst", "cancelled-complete", "flood", "source-break", "source-repair", "mixed-burst", "bounds", "cancelled-shutdown", "same-size-rewrite", "split-exchange"}
 
 // opWeights are how often each operation is drawn (out of their sum).
-var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3, 4, 0, 0, 0}
+var opWeights = [opKinds]int{16, 8, 12, 6, 1, 16, 28, 8, 4, 4, 4, 4, 6, 4, 2, 1, 4, 0, 0, 3, 3, 4, 0, 0, 0, 0}
 
 // cancelledRun is how many cancelled completions open every sequence on
 // each instance (a fuzzer's short sequences excepted), before any drawn
@@ -284,6 +288,13 @@ func (seq *modelSeq) crossBounds(r *rand.Rand) {
 		}
 	}
 	seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
+	// A tool exchange whose calls are read before their results, each
+	// result read on its own: a live call, then a batch half answered,
+	// then whole.
+	n := len(seq.ops)
+	for part := 1; part <= 3; part++ {
+		seq.ops = append(seq.ops, modelOp{kind: opSplitExchange, inst: 1, n: n, shape: part}, modelOp{kind: opSnapshot, inst: 1})
+	}
 	// Then more completions than any window a counter might slip into
 	// on the instance given a local KV port (most of them local KV
 	// requests), and its counters: §11's count every request since the

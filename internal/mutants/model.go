@@ -20,6 +20,11 @@ import (
 // them (or, where it cannot, says so in its expected checks).
 var modelCatalogue = []Mutant{
 	{
+		Name: "groups-kept-from-an-earlier-read", Breaks: "a snapshot's tool atomic groups are those of the history as it is now: a result appended after its call was read joins the call's group",
+		Fails: all(conformance.CheckModel),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return &staleGroups{decorator: decorator{a}} },
+	},
+	{
 		Name: "privacy-summary-counts-dropped", Breaks: "a completed result reports the enforcement's counts",
 		Fails: all(conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return summaryCountsDropped{decorator{a}} },
@@ -526,4 +531,37 @@ func (m *dedupe) Complete(ctx context.Context, req contract.CompletionRequest) c
 		m.mu.Unlock()
 	}
 	return r
+}
+
+// staleGroups answers a group it has answered before as it was then, as a
+// cache that extends its groups only with calls it has not seen might: a
+// live call stays live after its result is appended.
+type staleGroups struct {
+	decorator
+	mu   sync.Mutex
+	seen map[string]contract.ToolAtomicGroup // by first call id
+}
+
+func (m *staleGroups) SnapshotHistory(ctx context.Context) (contract.HistorySnapshot, error) {
+	s, err := m.Adapter.SnapshotHistory(ctx)
+	if err != nil {
+		return s, err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seen == nil {
+		m.seen = map[string]contract.ToolAtomicGroup{}
+	}
+	for i, g := range s.ToolAtomicGroups {
+		if len(g.ToolCallIDs) == 0 {
+			continue
+		}
+		// Known by its first call: a group's id follows its members.
+		if old, ok := m.seen[g.ToolCallIDs[0]]; ok {
+			s.ToolAtomicGroups[i] = contract.CloneGroups([]contract.ToolAtomicGroup{old})[0]
+		} else {
+			m.seen[g.ToolCallIDs[0]] = contract.CloneGroups([]contract.ToolAtomicGroup{g})[0]
+		}
+	}
+	return s, nil
 }
