@@ -194,6 +194,9 @@ func instanceCount(n int) string {
 // within a time and a try budget — and returns the failure of the
 // shortest, its operations shown as metadata.
 func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where string) error {
+	if e.opts.noShrink {
+		return withNote(err, where)
+	}
 	deadline := time.Now().Add(modelShrinkTime)
 	tries := 0
 	ops := slices.Clone(seq.ops)

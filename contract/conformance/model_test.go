@@ -163,11 +163,11 @@ func TestModelRefusalsKeepTheRules(t *testing.T) {
 		}
 		return inst, err
 	})
-	r := c.Run(ctx, lying, conformance.WithModelSteps(1500), conformance.WithSeed(5))
+	r := c.Run(ctx, lying, conformance.WithModelSteps(1500), conformance.WithoutShrinking(), conformance.WithSeed(5))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "refused for image; the history holds none") {
 		t.Fatalf("lying refusal: %s %+v", r.Status, r.Failure)
 	}
-	r = c.Run(ctx, limitedRuntime(gen.FamilyThinking, false), conformance.WithModelSteps(1500), conformance.WithSeed(5),
+	r = c.Run(ctx, limitedRuntime(gen.FamilyThinking, false), conformance.WithModelSteps(1500), conformance.WithoutShrinking(), conformance.WithSeed(5),
 		conformance.WithRequiredFamilies(gen.FamilyThinking))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "a required family is no limit") {
 		t.Fatalf("required family: %s %+v", r.Status, r.Failure)
@@ -256,7 +256,7 @@ func (a clippedOutput) Complete(ctx context.Context, req contract.CompletionRequ
 func TestModelCatchesAnOutputClippedAt1MiB(t *testing.T) {
 	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return clippedOutput{a} }, new(int))
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	r := c.Run(ctx, f, conformance.WithModelSteps(2000), conformance.WithSeed(2))
+	r := c.Run(ctx, f, conformance.WithModelSteps(2000), conformance.WithoutShrinking(), conformance.WithSeed(2))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "passes the transport's output back unchanged") {
 		t.Fatalf("%s %+v", r.Status, r.Failure)
 	}
@@ -288,7 +288,7 @@ func TestModelCrossesTheDiagnosticsBoundEveryRun(t *testing.T) {
 	})
 	c, _ := conformance.CheckByID(conformance.CheckModel)
 	for seed := uint64(1); seed <= 3; seed++ {
-		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithSeed(seed))
+		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithoutShrinking(), conformance.WithSeed(seed))
 		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "keeps the newest 100") {
 			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
 		}
@@ -317,7 +317,7 @@ func TestModelCrossesTheSizeBoundsEveryRun(t *testing.T) {
 	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return clippedTexts{a} }, new(int))
 	c, _ := conformance.CheckByID(conformance.CheckModel)
 	for seed := uint64(1); seed <= 3; seed++ {
-		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithSeed(seed))
+		r := c.Run(ctx, f, conformance.WithModelSteps(40), conformance.WithoutShrinking(), conformance.WithSeed(seed))
 		if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "the snapshot holds the canonical messages") {
 			t.Fatalf("seed %d: %s %+v", seed, r.Status, r.Failure)
 		}

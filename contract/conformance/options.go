@@ -73,6 +73,9 @@ type options struct {
 	Settings
 	tb    testing.TB
 	hangs *hangWatch // what the checks of one run know of a hung adapter
+	// noShrink leaves a failing model sequence as it failed: the kit's
+	// own tests that look only at the rule broken set it.
+	noShrink bool
 }
 
 func newOptions(opts []Option) *options {

@@ -180,7 +180,7 @@ func (a renamed) Identity() contract.Identity {
 func modelCatches(t *testing.T, f conformance.Factory) {
 	t.Helper()
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	r := c.Run(ctx, f, conformance.WithSeed(1))
+	r := c.Run(ctx, f, conformance.WithoutShrinking(), conformance.WithSeed(1))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "§8") && !strings.Contains(r.Failure.Rule, "§9") {
 		t.Fatalf("model: %s %+v", r.Status, r.Failure)
 	}
@@ -320,7 +320,7 @@ func projectionCatches(t *testing.T, edit func(*contract.HistorySnapshot)) {
 	t.Helper()
 	f := wrapped(func(a contract.Adapter, _ conformance.Setup) contract.Adapter { return rewritten{a, edit} }, new(int))
 	c, _ := conformance.CheckByID(conformance.CheckProjection)
-	if r := c.Run(ctx, f); r.Status != conformance.StatusFail {
+	if r := c.Run(ctx, f, conformance.WithoutShrinking()); r.Status != conformance.StatusFail {
 		t.Fatalf("projection: %s %q %+v", r.Status, r.Note, r.Failure)
 	}
 }
@@ -383,7 +383,7 @@ func TestModelCatchesLowerCasedMimeTypes(t *testing.T) {
 		}}
 	}, new(int))
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	if r := c.Run(ctx, f, conformance.WithSeed(1)); r.Status != conformance.StatusFail {
+	if r := c.Run(ctx, f, conformance.WithoutShrinking(), conformance.WithSeed(1)); r.Status != conformance.StatusFail {
 		t.Fatalf("model: %s %+v", r.Status, r.Failure)
 	}
 }
