@@ -39,6 +39,11 @@ type Mutant struct {
 	// check fails it is not part of its outcome (Fails names the model
 	// check only for mutants it catches in every run).
 	ModelByChance bool
+	// SuiteByChance marks a mutant the catalogue's projection check
+	// catches in every run but the Ginkgo suite's projection spec — a
+	// property run of draws of its own — in some runs only: the suite need
+	// not fail it there.
+	SuiteByChance bool
 	// Family names the kind of input or interleaving a mutant of Pending
 	// or a legal variant is about (the family constants below).
 	Family string

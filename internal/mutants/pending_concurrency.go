@@ -17,11 +17,15 @@ import (
 // completion.
 var pendingConcurrency = []Mutant{
 	{
+		// The model's mixed bursts catch it when the scheduler puts an
+		// append between its two reads: in some runs of one seed only, so
+		// no face may count on it.
 		Name: "snapshot-revision-read-before-messages", Family: FamilyConcurrency,
 		Breaks: "a revision names one content (§7, §12: the SHA-256 of the bytes read); this snapshot takes the revision from one read of the source and the messages from a second, " +
 			"so an append between the two gives the new messages the old revision",
-		Fails: all(conformance.CheckModel),
-		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return twoReads{decorator{a}} },
+		Awaits:        all(conformance.CheckModel),
+		ModelByChance: true,
+		wrap:          func(a contract.Adapter, _ *env) contract.Adapter { return twoReads{decorator{a}} },
 	},
 	{
 		Name: "completions-share-the-active-provider", Family: FamilyConcurrency,

@@ -112,6 +112,7 @@ var pendingStrings = []Mutant{
 		// the kit's seed and seeds 1–3).
 		Fails:         all(conformance.CheckProjection),
 		ModelByChance: true,
+		SuiteByChance: true,
 		wrap: func(a contract.Adapter, _ *env) contract.Adapter {
 			return projected{decorator{a}, func(m *contract.Message) {
 				for i, b := range m.Blocks {

@@ -85,6 +85,9 @@ func TestPendingMutants(t *testing.T) {
 			}
 			failed := failedChecks(conformance.RunChecks(context.Background(), m.Factory(base()), opts...))
 			for _, id := range m.Awaits {
+				if m.ModelByChance && id == conformance.CheckModel {
+					continue // caught in some runs only
+				}
 				if slices.Contains(failed, id) {
 					t.Errorf("%s now fails it (breaks: %s): move %s from Awaits to Fails", id, m.Breaks, id)
 				}
@@ -94,7 +97,7 @@ func TestPendingMutants(t *testing.T) {
 					t.Errorf("%s no longer fails it", id)
 				}
 			}
-			if want := slices.Sorted(slices.Values(m.Fails)); every && !slices.Equal(failed, want) {
+			if want := slices.Sorted(slices.Values(m.Fails)); every && !slices.Equal(byChance(m, failed), want) {
 				t.Errorf("failed checks %q, want exactly %q", failed, want)
 			}
 		})
