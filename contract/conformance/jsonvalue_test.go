@@ -27,3 +27,23 @@ func TestSameJSON(t *testing.T) {
 		}
 	}
 }
+
+// The same bytes are the same value without decoding them — also a number
+// no float64 holds, which decoding cannot compare — while text that is not
+// JSON still equals nothing, not even itself.
+func TestSameJSONOfTheSameBytes(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{`{"n":1e400}`, true},
+		{`[1,"x",null]`, true},
+		{`{"a":`, false},
+		{``, false},
+		{`not json`, false},
+	} {
+		if got := sameJSON([]byte(tc.text), []byte(tc.text)); got != tc.want {
+			t.Errorf("sameJSON(%q, itself) = %t, want %t", tc.text, got, tc.want)
+		}
+	}
+}
