@@ -397,7 +397,7 @@ func TestHeldHistoriesDifferingOutsideTheVocabularyFail(t *testing.T) {
 			if r := c.Run(ctx, f); r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "canonical-history") {
 				t.Fatalf("in-order %s %+v; want canonical-history failed", r.Status, r.Failure)
 			}
-			r = projection(f)
+			r = projection(f, conformance.WithoutShrinking())
 			if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "differs from the one it was given only in the holding differences") {
 				t.Fatalf("projection %s %+v; want a failure of the held history", r.Status, r.Failure)
 			}
@@ -646,7 +646,7 @@ func TestHoldingDifferencesAreExact(t *testing.T) {
 
 // A defect confined to long histories is found in every run, whatever the
 // family it touches: the run checks a long history holding every family
-// its draws held.
+// its draws held. Three seeds by default, eight in the long form.
 func TestDefectsInLongHistoriesAreFoundEveryRun(t *testing.T) {
 	for _, f := range []gen.Family{gen.FamilyThinking, gen.FamilyImage, gen.FamilyRawProviderBlock, gen.FamilyMessageFlags} {
 		// The runtime drops the blocks or flags of f from histories of
@@ -666,7 +666,7 @@ func TestDefectsInLongHistoriesAreFoundEveryRun(t *testing.T) {
 			}
 			return correct().Create(ctx, setup)
 		})
-		for seed := range uint64(8) {
+		for seed := range longSeeds(3, 8) {
 			c, _ := conformance.CheckByID(conformance.CheckProjection)
 			if r := c.Run(ctx, lossy, conformance.WithoutShrinking(), conformance.WithSeed(seed+1), conformance.WithHistories(20+int(seed))); r.Status != conformance.StatusFail {
 				t.Errorf("%s lost in long histories, run %d: %s %q", f, seed, r.Status, r.Note)

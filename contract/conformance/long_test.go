@@ -7,6 +7,15 @@ import "os"
 // go test ./... stays within its CPU budget.
 const longEnv = "ADAPTERKIT_STRESS"
 
+// longSteps returns how many model steps a run takes: short by default,
+// long under longEnv=1.
+func longSteps(short, long int) int {
+	if os.Getenv(longEnv) == "1" {
+		return long
+	}
+	return short
+}
+
 // longSeeds returns how many seeds a repeated run takes: short by
 // default, long under longEnv=1.
 func longSeeds(short, long uint64) uint64 {

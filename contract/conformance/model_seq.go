@@ -135,7 +135,7 @@ const (
 	// by side.
 	modelTwinOdds = 4
 	// modelMaxHistory is the longest initial history.
-	modelMaxHistory = 5000
+	modelMaxHistory = 2000
 )
 
 // byteSource is a rand.Source reading a fuzzer's bytes, then a PCG seeded
