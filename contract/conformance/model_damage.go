@@ -61,14 +61,23 @@ var damageShapes = []struct {
 }{
 	{DamageRecord, "another session"}, {DamageRecord, "another runtime"}, {DamageRecord, "orphan result"}, {DamageRecord, "duplicate id"},
 	{DamageTornRecord, ""}, {DamageInvalidUTF8, ""}, {DamageTrailing, ""}, {DamageIdentity, ""}, {DamageRoot, ""},
+	// Shapes added since: the first sequence of a run gives their
+	// operations fixed seeds (crossBounds), so that a seed replays the
+	// sequence it drew before they were added.
+	{DamageRecord, "entry mismatch"}, {DamageRecord, "blank entry"}, {DamageRecord, "call id twice"},
 }
+
+// firstDamageShapes is how many of damageShapes the first sequence of a
+// run drew its operations' seeds for before more were added.
+const firstDamageShapes = 9
 
 // drawDamage returns the damage of shape k of damageShapes (drawn from rnd
 // when k < 0) of the history msgs of fx: its kind and, for the record
 // kinds, the message it writes — one §7's validation rejects beside msgs
 // for DamageRecord (provenance of another session or runtime, a result
-// whose call msgs does not hold, an id msgs holds), a valid one for the
-// others — and describes it.
+// whose call msgs does not hold, an id msgs holds, a sourceEntryId other
+// than the provenance's entryId, a blank entryId, one call id on two
+// calls), a valid one for the others — and describes it.
 func drawDamage(fx Fixture, msgs []contract.Message, rnd *rand.Rand, n, k int) (Damage, string) {
 	if k < 0 {
 		k = rnd.IntN(len(damageShapes))
@@ -90,6 +99,14 @@ func drawDamage(fx Fixture, msgs []contract.Message, rnd *rand.Rand, n, k int) (
 	case "orphan result":
 		m.Role = contract.RoleTool
 		m.Blocks = []contract.Block{&contract.ToolResultBlock{ToolCallID: "damage-call-" + strconv.Itoa(n), ToolName: "read", Content: modelHistoryProbe}}
+	case "entry mismatch":
+		m.SourceEntryID += "-other"
+	case "blank entry":
+		m.SourceEntryID, m.Provenance.EntryID = " ", " "
+	case "call id twice":
+		id := "damage-call-" + strconv.Itoa(n)
+		m.Role = contract.RoleAssistant
+		m.Blocks = append(m.Blocks, &contract.ToolCallBlock{ID: id, Name: "read", Arguments: []byte(`{}`)}, &contract.ToolCallBlock{ID: id, Name: "read", Arguments: []byte(`{}`)})
 	case "duplicate id":
 		if len(msgs) > 0 {
 			m.ID = msgs[rnd.IntN(len(msgs))].ID

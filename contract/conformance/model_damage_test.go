@@ -101,3 +101,44 @@ func failsRule(err error, rule string) bool {
 	var f *conformance.Failure
 	return errors.As(err, &f) && strings.Contains(f.Rule, rule)
 }
+
+// entryLenient is a store that reads a record whose sourceEntryId is not
+// its provenance's entryId, or whose entryId is blank, as if both were the
+// message's id — as a runtime deriving one from the other would: the
+// record SPEC §7 rejects is held as a valid message.
+type entryLenient struct {
+	conformance.Source
+	breaker conformance.SourceBreaker
+}
+
+func (s entryLenient) Break(ctx context.Context, d conformance.Damage) error {
+	if d.Kind == conformance.DamageRecord && d.Message != nil {
+		m := contract.CloneMessage(d.Message)
+		if m.SourceEntryID != m.Provenance.EntryID || contract.IsBlank(m.Provenance.EntryID) {
+			m.SourceEntryID, m.Provenance.EntryID = m.ID, m.ID
+		}
+		d.Message = &m
+	}
+	return s.breaker.Break(ctx, d)
+}
+
+func (s entryLenient) Repair(ctx context.Context) error { return s.breaker.Repair(ctx) }
+
+// Every run writes records whose entry ids break §7 (sourceEntryId other
+// than the provenance's entryId, a blank entryId): a store that holds them
+// as valid messages fails.
+func TestModelWritesRecordsWithBrokenEntryIDs(t *testing.T) {
+	t.Parallel()
+	f := conformance.NewFactory("entry-lenient", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := memadapter.ConformanceFactory().Create(ctx, setup)
+		if err == nil {
+			inst.Source = entryLenient{Source: inst.Source, breaker: inst.Source.(conformance.SourceBreaker)}
+		}
+		return inst, err
+	})
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	r := c.Run(ctx, f, conformance.WithoutShrinking(), conformance.WithSeed(1))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "of a source SPEC rejects fails (§4, §7: record)") {
+		t.Fatalf("%s %+v", r.Status, r.Failure)
+	}
+}

@@ -285,8 +285,12 @@ func (seq *modelSeq) crossBounds(r *rand.Rand) {
 	// text (the history probe).
 	seq.ops = append(seq.ops, modelOp{kind: opAppend, inst: 1, seed: int(r.Int32()), n: len(seq.ops)}, modelOp{kind: opSnapshot, inst: 1})
 	for k := range damageShapes {
-		for _, kind := range []opKind{opBreak, opSnapshot, opRebuild, opRepair, opSnapshot} {
-			seq.ops = append(seq.ops, modelOp{kind: kind, inst: 1, seed: int(r.Int32()), n: len(seq.ops), shape: k + 1})
+		for i, kind := range []opKind{opBreak, opSnapshot, opRebuild, opRepair, opSnapshot} {
+			seed := 0x5eed + 5*k + i // a later shape's (damageShapes)
+			if k < firstDamageShapes {
+				seed = int(r.Int32())
+			}
+			seq.ops = append(seq.ops, modelOp{kind: kind, inst: 1, seed: seed, n: len(seq.ops), shape: k + 1})
 		}
 	}
 	seq.ops = append(seq.ops, modelOp{kind: opRewriteSameSize, inst: 1, seed: int(r.Int32())}, modelOp{kind: opSnapshot, inst: 1})
