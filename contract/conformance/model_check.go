@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/ds4context/adapterkit/contract/gen"
 )
@@ -17,10 +16,14 @@ import (
 // default, over as many sequences as they fill.
 const DefaultModelSteps = 1000
 
-// Bounds of the model check's shrinking of a failing sequence.
+// Bounds of the model check's shrinking of a failing sequence: how many
+// shorter sequences it tries, and how many operations those tries may run
+// in all (about five default runs). Both count work, not time, so that a
+// failure shrinks to the same sequence on a busy machine as on an idle
+// one.
 const (
-	modelShrinkTime  = 5 * time.Second
 	modelShrinkTries = 400
+	modelShrinkOps   = 5 * DefaultModelSteps
 )
 
 func modelChecks() []Check {
@@ -84,7 +87,7 @@ func checkModel(ctx context.Context, e *env) error {
 		}
 		ran++
 		run += want
-		if _, err := runSeq(ctx, e, seq, counts); err != nil {
+		if _, ranOps, err := runSeqAt(ctx, e, seq, counts); err != nil {
 			e.cover("sequences", ran)
 			e.cover("operations", run)
 			where := fmt.Sprintf("sequence %d of seed %s (replay: %s)", seqs, seedText(seed), replay)
@@ -98,7 +101,7 @@ func checkModel(ctx context.Context, e *env) error {
 				// would wait out the bound again.
 				return withNote(err, where)
 			}
-			return shrinkModel(ctx, e, seq, err, where)
+			return shrinkModel(ctx, e, seq, ranOps, err, where)
 		}
 	}
 	e.cover("sequences", ran)
@@ -189,30 +192,32 @@ func instanceCount(n int) string {
 	return fmt.Sprintf("%d instances", n)
 }
 
-// shrinkModel shrinks a failing sequence to a shorter one that still
-// fails — removing runs of operations, halving their length each round,
-// within a time and a try budget — and returns the failure of the
-// shortest, its operations shown as metadata.
-func shrinkModel(ctx context.Context, e *env, seq *modelSeq, err error, where string) error {
+// shrinkModel shrinks a failing sequence, whose first ran operations ran,
+// to a shorter one that still fails — first cutting the operations after
+// the one that failed, which never ran, then
+// removing runs of operations, halving their length each round, within a
+// try and an operation budget — and returns the failure of the shortest,
+// its operations shown as metadata.
+func shrinkModel(ctx context.Context, e *env, seq *modelSeq, ran int, err error, where string) error {
 	if e.opts.noShrink {
 		return withNote(err, where)
 	}
-	deadline := time.Now().Add(modelShrinkTime)
-	tries := 0
-	ops := slices.Clone(seq.ops)
-	fails := func(cand []modelOp) error {
+	tries, spent := 0, 0
+	fails := func(cand []modelOp) (int, error) {
 		tries++
-		_, err := runSeq(ctx, e, seq.withOps(cand), newModelCounts())
+		_, ran, err := runSeqAt(ctx, e, seq.withOps(cand), newModelCounts())
+		spent += ran
 		if errors.As(err, new(*skipped)) || errors.As(err, new(*callTimeout)) || errors.As(err, new(errBeforeOps)) {
-			return nil // a different failure: keep the longer sequence
+			return ran, nil // a different failure: keep the longer sequence
 		}
-		return err
+		return ran, err
 	}
+	ops := slices.Clone(seq.ops[:ran])
 	for size := max(len(ops)/2, 1); size >= 1; size /= 2 {
-		for start := 0; start < len(ops) && time.Now().Before(deadline) && tries < modelShrinkTries; {
+		for start := 0; start < len(ops) && tries < modelShrinkTries && spent < modelShrinkOps; {
 			cand := slices.Concat(ops[:start], ops[min(start+size, len(ops)):])
-			if ferr := fails(cand); ferr != nil {
-				ops, err = cand, ferr
+			if ran, ferr := fails(cand); ferr != nil {
+				ops, err = cand[:ran], ferr
 				continue
 			}
 			start += size

@@ -253,6 +253,13 @@ var errSkipOp = errors.New("operation skipped")
 
 // runSeq runs seq on fresh instances and closes them.
 func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (log []string, err error) {
+	log, _, err = runSeqAt(ctx, e, seq, counts)
+	return log, err
+}
+
+// runSeqAt is runSeq, also returning how many of the sequence's operations
+// were started: all of them, or up to and including the one that failed.
+func runSeqAt(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (log []string, ran int, err error) {
 	r := &modelRun{ctx: ctx, e: e, counts: counts, small: seq.small, leave: slices.Clone(seq.leave)}
 	defer func() {
 		for _, in := range r.insts {
@@ -271,21 +278,21 @@ func runSeq(ctx context.Context, e *env, seq *modelSeq, counts *modelCounts) (lo
 	for i, fx := range seq.fixtures {
 		in, err := r.newModelInst(fx, i < len(seq.kv) && seq.kv[i])
 		if err != nil {
-			return r.log, errBeforeOps{err}
+			return r.log, 0, errBeforeOps{err}
 		}
 		r.insts = append(r.insts, in)
 	}
-	for _, op := range seq.ops {
+	for i, op := range seq.ops {
 		if err := guard(func() error { return r.do(op) }); err != nil {
-			return r.log, err
+			return r.log, i + 1, err
 		}
 	}
 	for _, in := range r.insts {
 		if err := in.checkKept(); err != nil {
-			return r.log, withNote(err, "at the end of the sequence")
+			return r.log, len(seq.ops), withNote(err, "at the end of the sequence")
 		}
 	}
-	return r.log, nil
+	return r.log, len(seq.ops), nil
 }
 
 // checkKept checks that the snapshot kept as returned (if any) is as it
