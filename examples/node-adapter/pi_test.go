@@ -21,12 +21,11 @@ var piLimits = "multi-result, result-with-text, opaque-provider, created-at-out-
 	"created-at-assigned, created-at-whole-ms, assistant-model-filled, non-assistant-model-dropped"
 
 // piHistories is how many generated histories the Pi profile's tests
-// draw by default: the fewest from seed 7 that still hold every family
-// the Pi profile refuses or holds differently (created-at-whole-ms first
-// appears in the 60th) and every slip of pi-slips (flags.synthetic first
-// fails in a history between the 40th and the 60th). Under
-// ADAPTERKIT_STRESS=1 they draw piStressHistories, as .ci/run's conform of
-// the profiles does.
+// draw by default: enough, from seed 7, to show every limit of the Pi
+// profile's verdict (created-at-whole-ms first shows in a history after
+// the 50th) and to fail every slip of pi-slips (flags.synthetic first
+// fails in one after the 40th). Under ADAPTERKIT_STRESS=1 they draw
+// piStressHistories, as many as .ci/run's conform of the profiles.
 const (
 	piHistories       = 60
 	piStressHistories = 200
