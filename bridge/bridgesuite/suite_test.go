@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ds4context/adapterkit/bridge"
+	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
 )
@@ -31,9 +32,24 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// sampleModelSteps is how many operations the model spec runs in the
+// default form of TestSuiteOverAProcess: one short sequence, on two
+// instances side by side, on a seed of its own each run. The first long
+// sequence of a run opens by crossing the bounds, and with the default
+// steps the model is most of the suite's cost; ADAPTERKIT_STRESS=1 runs
+// the default steps.
+const sampleModelSteps = 12
+
 // The seven cases each on a fresh instance, the extended checks and the
-// property check pass for the reference adapter in a child process.
+// property check pass for the reference adapter in a child process. By
+// default the model spec runs sampleModelSteps operations; under
+// ADAPTERKIT_STRESS=1 it takes its default steps, its opening across the
+// bounds included.
 func TestSuiteOverAProcess(t *testing.T) {
+	var opts []conformance.Option
+	if os.Getenv("ADAPTERKIT_STRESS") != "1" {
+		opts = append(opts, conformance.WithModelSteps(sampleModelSteps))
+	}
 	spec.Run(t, bridge.NewFactory(bridge.ExecConfig{
 		Path: os.Args[0],
 		Args: []string{"-test.run=^$"},
@@ -43,5 +59,5 @@ func TestSuiteOverAProcess(t *testing.T) {
 		// A generous call timeout: a loaded machine must not make a
 		// working child time out.
 		Options: bridge.Options{CallTimeout: time.Minute},
-	}))
+	}), opts...)
 }

@@ -2,14 +2,11 @@ package nodeadapter_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
 )
 
@@ -18,16 +15,13 @@ import (
 var heldChecks = []string{conformance.CaseCanonicalHistory, conformance.CaseRebuild, conformance.CheckInOrder,
 	conformance.CheckProjection, conformance.CheckSourceAppend, conformance.CheckSourceRevision}
 
-// runHeld runs heldChecks against the Node.js adapter started with args.
+// runHeld runs heldChecks against the Node.js adapter started with args,
+// one process serving every instance: the projection check creates an
+// instance per history, and a failing history's shrink one per try, which
+// a process each would make the cost of the run.
 func runHeld(t *testing.T, args ...string) conformance.RunReport {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("node is not on PATH: the Node.js example adapter is not run")
-	}
-	factory := bridge.NewFactory(bridge.ExecConfig{Path: node, Args: append([]string{"adapter.mjs"}, args...), Stderr: os.Stderr,
-		Options: bridge.Options{CallTimeout: time.Minute}})
-	return conformance.RunChecks(context.Background(), factory, conformance.WithChecks(heldChecks...), conformance.WithSeed(7),
+	return conformance.RunChecks(context.Background(), sharedNode(t, args...), conformance.WithChecks(heldChecks...), conformance.WithSeed(7),
 		conformance.WithCallTimeout(time.Minute))
 }
 

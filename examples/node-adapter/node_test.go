@@ -12,15 +12,39 @@ import (
 	"github.com/ds4context/adapterkit/spec"
 )
 
+// stressEnv, set to 1, runs the long forms of the package's tests (as
+// .ci/run does).
+const stressEnv = "ADAPTERKIT_STRESS"
+
+// stress reports whether the long forms run.
+func stress() bool { return os.Getenv(stressEnv) == "1" }
+
+// sampleModelSteps is how many operations the suite's model spec runs in
+// the default form of TestNodeAdapterPassesTheSuite: one short sequence of
+// drawn operations, on a seed of its own each run. A run's first long
+// sequence opens by crossing the bounds — a history past 10,000 messages,
+// a diagnostics flood, a run of completions — which over the bridge costs
+// the node process seconds of CPU; the long form and .ci/run's conform of
+// the adapter take the default steps, the opening included.
+const sampleModelSteps = 12
+
 // The Node.js adapter passes the whole Ginkgo suite through the bridge:
 // the seven cases, the extended checks — with its embedding port, so the
 // embedding check runs, its texts split into batches of two — and the
 // property check. One process serves every instance, which the protocol
-// allows; TestNodeAdapterRunsTheSourceAndPrivacyChecks and the CI script's
-// conform --exec runs start one process per instance, as adopters do.
+// allows; the bridge package's TestNodeExampleAdapter, the CI script's
+// conform --exec runs and, under ADAPTERKIT_STRESS=1,
+// TestNodeAdapterRunsTheSourceAndPrivacyChecks start one process per
+// instance, as adopters do. By default every spec
+// runs, the model's on a sample of sampleModelSteps operations; under
+// ADAPTERKIT_STRESS=1 the model takes its default steps.
 func TestNodeAdapterPassesTheSuite(t *testing.T) {
 	t.Parallel()
-	spec.Run(t, sharedNode(t, "--embeddings"))
+	var opts []conformance.Option
+	if !stress() {
+		opts = append(opts, conformance.WithModelSteps(sampleModelSteps))
+	}
+	spec.Run(t, sharedNode(t, "--embeddings"), opts...)
 }
 
 // sharedNode starts one Node.js adapter process with args for the test and

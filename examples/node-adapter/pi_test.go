@@ -2,7 +2,7 @@ package nodeadapter_test
 
 import (
 	"context"
-	"os"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,16 +20,36 @@ var piLimits = "multi-result, result-with-text, opaque-provider, created-at-out-
 	"tool-text-as-custom, provenance-source, runtime-id-dropped, original-role-rewritten, token-estimate-derived, atomic-derived, " +
 	"created-at-assigned, created-at-whole-ms, assistant-model-filled, non-assistant-model-dropped"
 
+// piHistories is how many generated histories the Pi profile's tests
+// draw by default: enough, from seed 7, to show every limit of the Pi
+// profile's verdict (created-at-whole-ms first shows in a history after
+// the 50th) and to fail every slip of pi-slips (flags.synthetic first
+// fails in one after the 40th). Under ADAPTERKIT_STRESS=1 they draw
+// piStressHistories, as many as .ci/run's conform of the profiles.
+const (
+	piHistories       = 60
+	piStressHistories = 200
+)
+
+// piHistoryCount is how many histories the Pi tests draw in this run.
+func piHistoryCount() int {
+	if stress() {
+		return piStressHistories
+	}
+	return piHistories
+}
+
 // The Pi profile holds every history as Pi does and refuses what Pi
-// cannot hold: over 200 generated histories every check passes, and the
-// verdict lists every refused family and every holding difference, each
-// counted. The model check, which shows no limit the others do not, runs
-// on it only under ADAPTERKIT_STRESS=1 (and in .ci/run's conform of the
-// Pi profile): over the bridge it costs as much as the rest.
+// cannot hold: over piHistories generated histories (200 under
+// ADAPTERKIT_STRESS=1) every check passes, and the verdict lists every
+// refused family and every holding difference, each counted. The model
+// check, which shows no limit the others do not, runs on it only under
+// ADAPTERKIT_STRESS=1 (and in .ci/run's conform of the Pi profile): over
+// the bridge it costs as much as the rest.
 func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 	t.Parallel()
-	opts := []conformance.Option{conformance.WithSeed(7), conformance.WithHistories(200), conformance.WithCallTimeout(time.Minute)}
-	if os.Getenv("ADAPTERKIT_STRESS") != "1" {
+	opts := []conformance.Option{conformance.WithSeed(7), conformance.WithHistories(piHistoryCount()), conformance.WithCallTimeout(time.Minute)}
+	if !stress() {
 		var ids []string
 		for _, c := range conformance.Checks() {
 			if c.ID != conformance.CheckModel {
@@ -55,16 +75,18 @@ func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 }
 
 // The Pi converter's slips fail, each named: empty strings dropped and the
-// flags pinned, localOnly and synthetic lost.
+// flags pinned, localOnly and synthetic lost. By default over piHistories
+// generated histories, under ADAPTERKIT_STRESS=1 over 200.
 func TestNodePiSlipsFailNamingEachSlip(t *testing.T) {
 	t.Parallel()
+	n := piHistoryCount()
 	rep := conformance.RunChecks(context.Background(), sharedNode(t, "--profile", "pi-slips"), conformance.WithSeed(7),
-		conformance.WithHistories(200), conformance.WithChecks(conformance.CheckProjection), conformance.WithCallTimeout(time.Minute))
+		conformance.WithHistories(n), conformance.WithChecks(conformance.CheckProjection), conformance.WithCallTimeout(time.Minute))
 	r := rep.Checks[0]
 	if r.Status != conformance.StatusFail {
 		t.Fatalf("projection %s: the slips pass", r.Status)
 	}
-	for _, want := range []string{"of 201 histories (200 generated, 1 long) failed: ", "held flags.localOnly in ", "held flags.pinned in ",
+	for _, want := range []string{fmt.Sprintf("of %d histories (%d generated, 1 long) failed: ", n+1, n), "held flags.localOnly in ", "held flags.pinned in ",
 		"held flags.synthetic in ", "held blocks[].data in ", "held provider in "} {
 		if !strings.Contains(r.Failure.Actual, want) {
 			t.Errorf("the failure does not say %q:\n%s", want, r.Failure.Actual)
