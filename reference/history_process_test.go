@@ -313,10 +313,11 @@ func TestTwoProcessesAppend(t *testing.T) {
 	})
 }
 
-// killRounds is how many children each kill test kills: together, 100.
-// Under the race detector a child takes several times as long to start, and
-// the tests kill fewer (raceEnabled).
-var killRounds = map[bool]int{false: 50, true: 15}[raceEnabled]
+// killRounds is how many children each kill test kills: together, 100 in
+// the long form (ADAPTERKIT_STRESS=1), 30 by default. Under the race
+// detector a child takes several times as long to start, and the tests
+// kill fewer (raceEnabled).
+var killRounds = map[bool]int{false: map[bool]int{false: 15, true: 50}[stressDeep()], true: 15}[raceEnabled]
 
 // TestKillDuringCreate kills children that create histories at random
 // moments: every history is then missing or complete, and every one
