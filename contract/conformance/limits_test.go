@@ -397,7 +397,7 @@ func TestHeldHistoriesDifferingOutsideTheVocabularyFail(t *testing.T) {
 			if r := c.Run(ctx, f); r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "canonical-history") {
 				t.Fatalf("in-order %s %+v; want canonical-history failed", r.Status, r.Failure)
 			}
-			r = projection(f, conformance.WithoutShrinking())
+			r = projection(f, conformance.WithoutShrinking(), conformance.WithHistories(8))
 			if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "differs from the one it was given only in the holding differences") {
 				t.Fatalf("projection %s %+v; want a failure of the held history", r.Status, r.Failure)
 			}
