@@ -2,6 +2,7 @@ package conformance_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -62,5 +63,39 @@ func TestACallWithinTheBoundPasses(t *testing.T) {
 	}
 	if r := c.Run(ctx, correct(), conformance.WithCallTimeout(0)); r.Status != conformance.StatusPass {
 		t.Fatalf("lifecycle without a bound: %s %v", r.Status, r.Failure)
+	}
+}
+
+// A Create that returns after the call bound fails the start with the
+// bound named, and the instance it returns late is shut down and cleaned
+// up by the kit, not handed to anyone (nor raced for: go test -race).
+func TestALateCreateIsCleanedUp(t *testing.T) {
+	release := make(chan struct{})
+	cleaned := make(chan struct{})
+	f := conformance.NewFactory("late", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		<-release
+		inst, err := correct().Create(context.Background(), setup)
+		if err != nil {
+			return inst, err
+		}
+		inner := inst.Cleanup
+		inst.Cleanup = func(ctx context.Context) error {
+			defer close(cleaned)
+			if inner != nil {
+				return inner(ctx)
+			}
+			return nil
+		}
+		return inst, nil
+	})
+	s, err := conformance.Start(ctx, f, conformance.WithCallTimeout(50*time.Millisecond))
+	if s != nil || !errors.Is(err, conformance.ErrFactory) || !strings.Contains(err.Error(), "Factory.Create") {
+		t.Fatalf("start: %v, %v", s, err)
+	}
+	close(release)
+	select {
+	case <-cleaned:
+	case <-time.After(time.Minute):
+		t.Fatal("the instance Create returned late was not cleaned up")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/ds4context/adapterkit/contract"
@@ -56,14 +57,39 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 	// given must not edit what the checks compare its snapshots with.
 	fixture := setup.Fixture
 	setup.Fixture = fixture.clone()
-	var inst Instance
+	// A Create that returns after its bound hands its instance to no one:
+	// it is shut down and cleaned up where it returns (late), and inst is
+	// only read under mu.
+	var (
+		mu   sync.Mutex
+		inst Instance
+		late bool
+	)
 	err = guard(func() error {
 		cctx, cancel := boundedContext(ctx, o.CallTimeout)
 		defer cancel()
 		var cerr error
-		bounded("Factory.Create", o.CallTimeout, func() { inst, cerr = factory.Create(cctx, setup) })
+		defer func() {
+			mu.Lock()
+			late = true
+			mu.Unlock()
+		}()
+		bounded("Factory.Create", o.CallTimeout, func() {
+			got, gerr := factory.Create(cctx, setup)
+			mu.Lock()
+			if late {
+				mu.Unlock()
+				discardLate(got, o.CallTimeout)
+				return
+			}
+			inst, cerr = got, gerr
+			mu.Unlock()
+		})
 		return cerr
 	})
+	mu.Lock()
+	created := inst
+	mu.Unlock()
 	if err != nil {
 		var to *callTimeout
 		var ae *adapterError
@@ -75,15 +101,30 @@ func start(ctx context.Context, factory Factory, setup Setup, o *options) (s *Se
 		case !errors.Is(err, ErrFactory):
 			err = &scrubbedError{prefix: ErrFactory, err: err}
 		}
-		return nil, errors.Join(err, runCleanup(ctx, inst.Cleanup, o.CallTimeout))
+		return nil, errors.Join(err, runCleanup(ctx, created.Cleanup, o.CallTimeout))
 	}
-	if inst.Adapter == nil {
-		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, inst.Cleanup, o.CallTimeout))
+	if created.Adapter == nil {
+		return nil, errors.Join(fmt.Errorf("%w: Create returned no adapter", ErrFactory), runCleanup(ctx, created.Cleanup, o.CallTimeout))
 	}
-	s = &Session{fixture: fixture, transport: transport, instance: inst,
-		adapter: &boundedAdapter{inner: inst.Adapter, bound: o.CallTimeout}}
-	s.hold(inst.Held)
+	s = &Session{fixture: fixture, transport: transport, instance: created,
+		adapter: &boundedAdapter{inner: created.Adapter, bound: o.CallTimeout}}
+	s.hold(created.Held)
 	return s, nil
+}
+
+// discardLate shuts down and cleans up an instance its factory returned
+// after the call bound, in the goroutine that waited for it: no check uses
+// it, and nothing it holds may outlive the run unnoticed.
+func discardLate(inst Instance, bound time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
+	defer cancel()
+	defer func() { _ = recover() }() // a late instance's panic fails no check: the timeout did
+	if inst.Adapter != nil {
+		_ = inst.Adapter.Shutdown(ctx)
+	}
+	if inst.Cleanup != nil {
+		_ = inst.Cleanup(ctx)
+	}
 }
 
 // Adapter returns the adapter under test; every call is bounded.
