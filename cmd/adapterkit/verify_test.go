@@ -704,10 +704,18 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 
 // judge runs this build's whole catalogue on an adapterkit command over
 // the bridge (here the test binary acting as this build's command).
+//
+// By default every check of the catalogue runs, the model check on a few
+// steps and the projection check on a few histories (sampleChecks); the
+// long form (ADAPTERKIT_STRESS=1) runs them at their defaults, as
+// verify-release does.
 func TestJudgeRunsThisBuildsCatalogue(t *testing.T) {
 	t.Setenv(asCommandEnv, "1")
 	var out, errOut bytes.Buffer
 	v := &verdict{stdout: &out, stderr: &errOut, target: "this build"}
+	if !long() {
+		v.checkOpts = []conformance.Option{conformance.WithModelSteps(sampleModelSteps), conformance.WithHistories(sampleHistories)}
+	}
 	v.judge(deadline(t, 2*time.Minute), os.Args[0], []string{"serve-reference"})
 	want := fmt.Sprintf("this build's %d checks on the release's adapterkit serve-reference, over the bridge: %d passed, 1 skipped\n", len(conformance.Checks()), len(conformance.Checks())-1)
 	if len(v.diffs) > 0 || v.incomplete || out.String() != want {
