@@ -142,18 +142,27 @@ func mustJSON(t *testing.T, v any) string {
 // The reference adapter served by the command itself over the bridge gets
 // the report it gets in process.
 //
-// By default both runs are the whole catalogue with the model and
-// projection checks on sampleArgs (every check still crosses the bridge);
-// the long form (ADAPTERKIT_STRESS=1) runs them at their defaults, 1,000
-// model steps and 20 histories over the bridge.
+// By default both runs are of a sample of the catalogue: the seven
+// contract cases (whose report is compared), the cases in order, a local
+// KV check (the port crosses the bridge) and the model and projection
+// checks on sampleArgs; every check of the catalogue passing over the
+// bridge, as each does in process (TestConformReference), is
+// TestJudgeRunsThisBuildsCatalogue's. The long form (ADAPTERKIT_STRESS=1)
+// runs the whole catalogue at its defaults, 1,000 model steps and 20
+// histories, both ways.
 func TestConformExecServeReference(t *testing.T) {
 	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
 	dir := t.TempDir()
 	inProcess, overBridge := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	if code, out, errOut := runCLI(t, append([]string{"conform", "--timeout", "2m", "--report", inProcess}, sampleArgs()...)...); code != exitPass {
+	sample := sampleArgs()
+	if !long() {
+		checks := append(conformance.CaseIDs(), conformance.CheckInOrder, conformance.CheckLocalKVHit, conformance.CheckModel, conformance.CheckProjection)
+		sample = append(sample, "--check", strings.Join(checks, ","))
+	}
+	if code, out, errOut := runInProcess(t, append([]string{"conform", "--timeout", "2m", "--report", inProcess}, sample...)...); code != exitPass {
 		t.Fatalf("in process: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := runCLI(t, append([]string{"conform", "--timeout", "2m", "--report", overBridge, "--exec", shellQuote(os.Args[0]) + " serve-reference"}, sampleArgs()...)...)
+	code, out, errOut := runCLI(t, append([]string{"conform", "--timeout", "2m", "--report", overBridge, "--exec", shellQuote(os.Args[0]) + " serve-reference"}, sample...)...)
 	if code != exitPass {
 		t.Fatalf("over the bridge: exit %d\n%s%s", code, out, errOut)
 	}
