@@ -40,6 +40,10 @@ type verdict struct {
 	target         string
 	diffs          []string // differences from this build
 	incomplete     bool     // something could not be judged
+	// checkOpts are added to the options of every catalogue run judge
+	// makes: none for verify-release; fewer model steps and histories in
+	// the default form of the command's tests.
+	checkOpts []conformance.Option
 }
 
 // part prints whether what was compared equals this build's, and keeps
@@ -87,7 +91,7 @@ func (v *verdict) exit() int {
 // its checks must pass rather than skip.
 func (v *verdict) judge(ctx context.Context, exe string, args []string) {
 	name := "adapterkit " + strings.Join(args, " ")
-	var opts []conformance.Option
+	opts := slices.Clone(v.checkOpts)
 	if slices.Contains(args, "--embeddings") {
 		opts = append(opts, conformance.WithRequiredCapabilities(contract.CapabilityEmbeddings))
 	}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,32 @@ func TestMain(m *testing.M) {
 	// second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	os.Exit(m.Run())
+}
+
+// stressEnv, set to 1, runs the long forms of this package's tests (the CI
+// script sets it).
+const stressEnv = "ADAPTERKIT_STRESS"
+
+// long reports whether stressEnv asks for the long forms.
+func long() bool { return os.Getenv(stressEnv) == "1" }
+
+// The model steps and generated histories of the default form of the
+// tests about a face of the command (how it runs the catalogue, not what
+// the model or projection check finds): enough that both checks run,
+// over the bridge too, and pass; their long forms (long) run the
+// defaults, 1,000 steps and 20 histories.
+const (
+	sampleModelSteps = 10
+	sampleHistories  = 2
+)
+
+// sampleArgs are the conform flags of sampleModelSteps and
+// sampleHistories; none in the long form.
+func sampleArgs() []string {
+	if long() {
+		return nil
+	}
+	return []string{"--model-steps", strconv.Itoa(sampleModelSteps), "--histories", strconv.Itoa(sampleHistories)}
 }
 
 // runCLI runs the command with args in a child process and returns its exit
@@ -60,10 +87,15 @@ func runInProcess(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errOut.String()
 }
 
+// conform on the reference adapter in process passes every check, writes
+// the report and JUnit file, and its seven-case report is
+// conformance.Run's. By default the model and projection checks run on
+// sampleArgs; the long form (ADAPTERKIT_STRESS=1) runs them at their
+// defaults.
 func TestConformReference(t *testing.T) {
 	dir := t.TempDir()
 	reportFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "junit.xml")
-	code, out, errOut := runInProcess(t, "conform", "--report", reportFile, "--junit", junitFile)
+	code, out, errOut := runInProcess(t, append([]string{"conform", "--report", reportFile, "--junit", junitFile}, sampleArgs()...)...)
 	if code != exitPass {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -109,14 +141,28 @@ func mustJSON(t *testing.T, v any) string {
 
 // The reference adapter served by the command itself over the bridge gets
 // the report it gets in process.
+//
+// By default both runs are of a sample of the catalogue: the seven
+// contract cases (whose report is compared), the cases in order, a local
+// KV check (the port crosses the bridge) and the model and projection
+// checks on sampleArgs; every check of the catalogue passing over the
+// bridge, as each does in process (TestConformReference), is
+// TestJudgeRunsThisBuildsCatalogue's. The long form (ADAPTERKIT_STRESS=1)
+// runs the whole catalogue at its defaults, 1,000 model steps and 20
+// histories, both ways.
 func TestConformExecServeReference(t *testing.T) {
 	t.Setenv(asCommandEnv, "1") // the adapter command is this binary too
 	dir := t.TempDir()
 	inProcess, overBridge := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
-	if code, out, errOut := runCLI(t, "conform", "--timeout", "2m", "--report", inProcess); code != exitPass {
+	sample := sampleArgs()
+	if !long() {
+		checks := append(conformance.CaseIDs(), conformance.CheckInOrder, conformance.CheckLocalKVHit, conformance.CheckModel, conformance.CheckProjection)
+		sample = append(sample, "--check", strings.Join(checks, ","))
+	}
+	if code, out, errOut := runInProcess(t, append([]string{"conform", "--timeout", "2m", "--report", inProcess}, sample...)...); code != exitPass {
 		t.Fatalf("in process: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut := runCLI(t, "conform", "--timeout", "2m", "--report", overBridge, "--exec", shellQuote(os.Args[0])+" serve-reference")
+	code, out, errOut := runCLI(t, append([]string{"conform", "--timeout", "2m", "--report", overBridge, "--exec", shellQuote(os.Args[0]) + " serve-reference"}, sample...)...)
 	if code != exitPass {
 		t.Fatalf("over the bridge: exit %d\n%s%s", code, out, errOut)
 	}

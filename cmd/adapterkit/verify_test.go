@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"go/types"
 	"io"
 	"net/url"
 	"os"
@@ -112,8 +113,57 @@ func deadline(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// checkout is the boundary of the checkout for every platform, loaded
-// once for the tests that read it.
+// samplePlatforms returns the platforms of ps the tests of the checkout's
+// boundary load: all of them in the long form (ADAPTERKIT_STRESS=1); by
+// default the host's (when in ps) and as few more as cover every GOOS and
+// every pointer size of ps, in the order of ps (as internal/release's
+// tests sample them). Each platform costs a type-check of the standard
+// library the boundary packages import, most of release.Load's work. A
+// file of the checkout that some platform's build leaves out is one that
+// a sampled platform's build leaves out too (each GOOS is sampled), which
+// unbuiltFiles or compareDeclarations names.
+func samplePlatforms(ps []release.Platform) []release.Platform {
+	if long() {
+		return ps
+	}
+	word := func(p release.Platform) string {
+		if sizes := types.SizesFor("gc", p.GOARCH); sizes != nil {
+			return strconv.FormatInt(sizes.Sizeof(types.Typ[types.Uintptr]), 10)
+		}
+		return p.GOARCH
+	}
+	goos, words := map[string]bool{}, map[string]bool{}
+	chosen := map[release.Platform]bool{}
+	take := func(p release.Platform) {
+		chosen[p], goos[p.GOOS], words[word(p)] = true, true, true
+	}
+	if host := (release.Platform{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}); slices.Contains(ps, host) {
+		take(host)
+	}
+	for {
+		best, gain := release.Platform{}, 0
+		for _, p := range ps {
+			g := 0
+			if !goos[p.GOOS] {
+				g++
+			}
+			if !words[word(p)] {
+				g++
+			}
+			if g > gain {
+				best, gain = p, g
+			}
+		}
+		if gain == 0 {
+			break
+		}
+		take(best)
+	}
+	return slices.DeleteFunc(slices.Clone(ps), func(p release.Platform) bool { return !chosen[p] })
+}
+
+// checkout is the boundary of the checkout for samplePlatforms' platforms,
+// loaded once for the tests that read it.
 var checkout struct {
 	once    sync.Once
 	bs      []release.Boundary
@@ -122,7 +172,8 @@ var checkout struct {
 	err     error
 }
 
-// loadCheckout loads the boundary of the checkout for every platform.
+// loadCheckout loads the boundary of the checkout for samplePlatforms'
+// platforms.
 func loadCheckout(t *testing.T) []release.Boundary {
 	t.Helper()
 	checkout.once.Do(func() {
@@ -133,6 +184,7 @@ func loadCheckout(t *testing.T) []release.Boundary {
 			checkout.err = err
 			return
 		}
+		ps = samplePlatforms(ps)
 		if checkout.bs, checkout.err = release.Load(ctx, moduleRoot, nil, ps, release.BoundaryPackages...); checkout.err != nil {
 			return
 		}
@@ -209,7 +261,9 @@ func goString(s string) string {
 }
 
 // The table verify-release judges a release by is this build's boundary,
-// generated from its source: no hand-kept list.
+// generated from its source: no hand-kept list. By default the boundary
+// is loaded for samplePlatforms' sample, every platform in the long form
+// (ADAPTERKIT_STRESS=1).
 func TestBoundaryTableIsCurrent(t *testing.T) {
 	bs := loadCheckout(t)
 	want := boundaryTable(t, bs, checkout.reqs, checkout.drawing)
@@ -227,6 +281,9 @@ func TestBoundaryTableIsCurrent(t *testing.T) {
 	}
 }
 
+// The checkout holds this build's boundary: on samplePlatforms' sample of
+// the platforms by default, on every platform in the long form
+// (ADAPTERKIT_STRESS=1).
 func TestBoundaryOfTheCheckoutHolds(t *testing.T) {
 	diffs, err := comparePin(moduleRoot)
 	if err != nil || len(diffs) > 0 {
@@ -704,10 +761,18 @@ func TestVerifyReleaseEndToEnd(t *testing.T) {
 
 // judge runs this build's whole catalogue on an adapterkit command over
 // the bridge (here the test binary acting as this build's command).
+//
+// By default every check of the catalogue runs, the model check on a few
+// steps and the projection check on a few histories (sampleChecks); the
+// long form (ADAPTERKIT_STRESS=1) runs them at their defaults, as
+// verify-release does.
 func TestJudgeRunsThisBuildsCatalogue(t *testing.T) {
 	t.Setenv(asCommandEnv, "1")
 	var out, errOut bytes.Buffer
 	v := &verdict{stdout: &out, stderr: &errOut, target: "this build"}
+	if !long() {
+		v.checkOpts = []conformance.Option{conformance.WithModelSteps(sampleModelSteps), conformance.WithHistories(sampleHistories)}
+	}
 	v.judge(deadline(t, 2*time.Minute), os.Args[0], []string{"serve-reference"})
 	want := fmt.Sprintf("this build's %d checks on the release's adapterkit serve-reference, over the bridge: %d passed, 1 skipped\n", len(conformance.Checks()), len(conformance.Checks())-1)
 	if len(v.diffs) > 0 || v.incomplete || out.String() != want {

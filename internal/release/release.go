@@ -321,6 +321,14 @@ func (p Published) edit(name string, edit func([]byte) ([]byte, error), create b
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, f := range zr.File {
+		if f.Name != target {
+			// Every other entry is copied as it is, still compressed.
+			if err := zw.Copy(f); err != nil {
+				return found, fmt.Errorf("release: %w", err)
+			}
+			continue
+		}
+		found = true
 		rc, err := f.Open()
 		if err != nil {
 			return found, fmt.Errorf("release: %w", err)
@@ -330,11 +338,8 @@ func (p Published) edit(name string, edit func([]byte) ([]byte, error), create b
 		if err != nil {
 			return found, fmt.Errorf("release: %w", err)
 		}
-		if f.Name == target {
-			found = true
-			if data, err = edit(data); err != nil {
-				return found, fmt.Errorf("release: editing %s: %w", name, err)
-			}
+		if data, err = edit(data); err != nil {
+			return found, fmt.Errorf("release: editing %s: %w", name, err)
 		}
 		w, err := zw.Create(f.Name)
 		if err != nil {

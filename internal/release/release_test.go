@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"hash/crc32"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,16 +96,75 @@ func TestPublishTheCheckout(t *testing.T) {
 		t.Errorf(".info = %+v, want version %s at %s", info, p.Version, at.Truncate(time.Second))
 	}
 
-	if _, err := Publish(proxy, moduleRoot, "v0.1.9", at); err != nil {
+	// The list of versions does not depend on what the zips hold: a
+	// module of one file with the checkout's path publishes the others.
+	small := t.TempDir()
+	if err := os.WriteFile(filepath.Join(small, "go.mod"), []byte("module "+ModulePath+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Publish(proxy, moduleRoot, "v0.2.0-test.1", at); err != nil {
+	if _, err := Publish(proxy, small, "v0.1.9", at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Publish(proxy, small, "v0.2.0-test.1", at); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := os.ReadFile(filepath.Join(vdir, "list"))
 	if string(list) != "v0.1.9\nv0.2.0-test.1\n" {
 		t.Errorf("list = %q, want both versions once, in semver order", list)
 	}
+}
+
+// published is the checkout published once for the tests that only read
+// or edit a copy of it (publishing zips the whole checkout).
+var published struct {
+	once sync.Once
+	dir  string // the proxy, removed by TestMain
+	p    Published
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if published.dir != "" {
+		os.RemoveAll(published.dir)
+	}
+	os.Exit(code)
+}
+
+// publishedCopy returns a copy of the checkout published as
+// v0.2.0-test.2, in a file proxy of the test's own, and that proxy.
+func publishedCopy(t *testing.T) (Published, string) {
+	t.Helper()
+	published.once.Do(func() {
+		if published.dir, published.err = os.MkdirTemp("", "release-test-proxy-"); published.err == nil {
+			published.p, published.err = Publish(published.dir, moduleRoot, "v0.2.0-test.2", time.Now())
+		}
+	})
+	if published.err != nil {
+		t.Fatal(published.err)
+	}
+	src := filepath.Dir(published.p.Zip)
+	rel, err := filepath.Rel(published.dir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := t.TempDir()
+	dst := filepath.Join(proxy, rel)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := published.p
+	for _, f := range []*string{&p.Zip, &p.Mod, &p.Info, new(filepath.Join(src, "list"))} {
+		data, err := os.ReadFile(*f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*f = filepath.Join(dst, filepath.Base(*f))
+		if err := os.WriteFile(*f, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p, proxy
 }
 
 // TestGoModDownloadServesThePublishedZip has the go command fetch the
@@ -112,11 +174,7 @@ func TestGoModDownloadServesThePublishedZip(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not installed")
 	}
-	proxy := t.TempDir()
-	p, err := Publish(proxy, moduleRoot, "v0.2.0-test.2", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, proxy := publishedCopy(t)
 	url, err := ProxyURL(proxy)
 	if err != nil {
 		t.Fatal(err)
@@ -242,12 +300,9 @@ func TestPublishRejectsBadInput(t *testing.T) {
 }
 
 func TestRewrite(t *testing.T) {
-	p, err := Publish(t.TempDir(), moduleRoot, "v0.2.0-test.3", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := zipNames(t, p)
-	err = p.Rewrite("golden/testdata/registry-0.2.golden", func(b []byte) ([]byte, error) {
+	p, _ := publishedCopy(t)
+	before, crcs := zipNames(t, p), zipCRCs(t, p)
+	err := p.Rewrite("golden/testdata/registry-0.2.golden", func(b []byte) ([]byte, error) {
 		return bytes.Replace(b, []byte(`"0.2"`), []byte(`"0.3"`), 1), nil
 	})
 	if err != nil {
@@ -255,6 +310,14 @@ func TestRewrite(t *testing.T) {
 	}
 	if after := zipNames(t, p); !slices.Equal(after, before) {
 		t.Error("Rewrite changed the zip's file list")
+	}
+	for name, crc := range zipCRCs(t, p) {
+		if changed := crc != crcs[name]; changed != (name == "golden/testdata/registry-0.2.golden") {
+			t.Errorf("%s: changed %t by the rewrite of golden/testdata/registry-0.2.golden", name, changed)
+		}
+	}
+	if _, err := modzip.CheckZip(module.Version{Path: p.Path, Version: p.Version}, p.Zip); err != nil {
+		t.Errorf("the rewritten zip is not a valid module zip: %v", err)
 	}
 	zr, err := zip.OpenReader(p.Zip)
 	if err != nil {
@@ -311,6 +374,31 @@ func TestProxyURL(t *testing.T) {
 	}
 }
 
+// zipCRCs returns the CRC-32 of each file's content in p's zip, by name
+// (without the path@version/ prefix), as read back from the content.
+func zipCRCs(t *testing.T, p Published) map[string]uint32 {
+	t.Helper()
+	zr, err := zip.OpenReader(p.Zip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zr.Close()
+	crcs := map[string]uint32{}
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := io.ReadAll(rc) // checks the stored CRC-32 at the end
+		rc.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", f.Name, err)
+		}
+		crcs[strings.TrimPrefix(f.Name, p.Path+"@"+p.Version+"/")] = crc32.ChecksumIEEE(data)
+	}
+	return crcs
+}
+
 // zipFile returns the content of the file name in p's zip, and whether it
 // is there.
 func zipFile(t *testing.T, p Published, name string) (string, bool) {
@@ -333,10 +421,7 @@ func zipFile(t *testing.T, p Published, name string) (string, bool) {
 }
 
 func TestWrite(t *testing.T) {
-	p, err := Publish(t.TempDir(), moduleRoot, "v0.2.0-test.4", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := publishedCopy(t)
 	before := zipNames(t, p)
 	if err := p.Write("contract/version_linux.go", []byte("package contract\n")); err != nil {
 		t.Fatal(err)
