@@ -149,12 +149,23 @@ func (in *modelInst) learn(port *RecordingKVPort) error {
 	in.m.identity = &id
 	in.m.reference = id.AdapterName == referenceAdapterName
 	in.m.decls = slices.Clone(in.a.CapabilityDeclarations())
-	if capabilityDeclared(in.a, contract.CapabilityEmbeddings) {
-		p, _ := in.a.embeddingPort()
+	embeds := capabilityDeclared(in.a, contract.CapabilityEmbeddings)
+	p, _ := in.a.embeddingPort()
+	if embeds {
 		if p == nil {
 			return broken("an adapter declaring embeddings exposes its port (contract.EmbeddingPortProvider)", "an embedding port", "none")
 		}
 		in.port = p
+	}
+	// §12: the reference adapter declares embeddings supported exactly
+	// when a port is configured (and then exposes it).
+	//
+	// latitude: SPEC ties no other adapter's declaration to a port it
+	// exposes; one may offer a port and declare the capability
+	// unsupported, and its embedding checks then skip.
+	if in.m.reference && !embeds && p != nil {
+		return broken("the reference adapter declares embeddings supported exactly when an embedding port is configured (§12)",
+			"supported (its EmbeddingPort returns a port)", "unsupported")
 	}
 	// §12: the reference adapter declares local-kv-reuse supported when a
 	// port is configured, and unsupported otherwise.

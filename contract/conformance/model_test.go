@@ -326,3 +326,42 @@ func TestModelCrossesTheSizeBoundsEveryRun(t *testing.T) {
 		}
 	}
 }
+
+// hidesEmbeddings declares embeddings unsupported while it exposes the
+// embedding port its factory configured.
+type hidesEmbeddings struct{ contract.Adapter }
+
+func (a hidesEmbeddings) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	ds := a.Adapter.CapabilityDeclarations()
+	for i, d := range ds {
+		if d.ID == contract.CapabilityEmbeddings {
+			ds[i] = contract.CapabilityDeclaration{ID: d.ID, Reason: reference.ReasonNoEmbeddingPort}
+		}
+	}
+	return ds
+}
+
+func (a hidesEmbeddings) EmbeddingPort() contract.EmbeddingPort {
+	return a.Adapter.(contract.EmbeddingPortProvider).EmbeddingPort()
+}
+
+// The reference adapter declares embeddings exactly when its port is
+// configured (§12): one that hides a configured port fails the model.
+func TestModelHoldsTheReferenceToItsEmbeddingDeclaration(t *testing.T) {
+	base := reference.NewConformanceFactory(reference.WithEmbeddingPort(reference.DigestEmbeddingPort()))
+	f := conformance.NewFactory("hides-embeddings", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := base.Create(ctx, setup)
+		if err == nil {
+			inst.Adapter = hidesEmbeddings{inst.Adapter}
+		}
+		return inst, err
+	})
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	r := c.Run(ctx, f, conformance.WithoutShrinking(), conformance.WithSeed(1))
+	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "declares embeddings supported exactly when") {
+		t.Fatalf("%s %+v", r.Status, r.Failure)
+	}
+	if r := c.Run(ctx, base, conformance.WithSeed(1)); r.Status != conformance.StatusPass {
+		t.Fatalf("with its port: %s %+v", r.Status, r.Failure)
+	}
+}
