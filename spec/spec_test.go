@@ -18,8 +18,9 @@ import (
 // shows that Describe can be called more than once. The suite is the face
 // under test here, not the model check, which examples/memadapter's own
 // conformance run takes through its default steps: by default the two
-// embeddings run the model spec over 150 operations, as the shard does;
-// ADAPTERKIT_STRESS=1 runs them with the default steps.
+// embeddings run the model spec over 60 operations (a sequence or two,
+// the first with two instances side by side); ADAPTERKIT_STRESS=1 runs
+// them with the default steps.
 var (
 	_ = spec.Describe(memadapter.ConformanceFactory(memadapter.WithEmbeddings()), append(faceModelSteps(), conformance.WithName("memadapter with embeddings"))...)
 	_ = spec.Describe(needsTB(memadapter.ConformanceFactory()), faceModelSteps()...)
@@ -29,7 +30,7 @@ var (
 		conformance.WithShard(2, 3), conformance.WithModelSteps(150), conformance.WithHistories(6))
 )
 
-// faceModelSteps are the model options of the unsharded embeddings: 150
+// faceModelSteps are the model options of the unsharded embeddings: 60
 // operations by default, the check's default under ADAPTERKIT_STRESS=1.
 func faceModelSteps() []conformance.Option {
 	if stressed() {
