@@ -88,18 +88,22 @@ func TestMain(m *testing.M) {
 // suiteCommand is the test binary of the suite in dir (rerunDir or
 // plainDir), run in dir with the rerun child's environment and args,
 // bounded by goDeadline.
-func suiteCommand(t *testing.T, dir string, args ...string) *exec.Cmd {
+func suiteCommand(t *testing.T, env []string, dir string, args ...string) *exec.Cmd {
 	t.Helper()
 	bins, err := suiteBinaries()
 	if err != nil {
 		t.Fatal(err)
 	}
+	bin, ok := bins[dir]
+	if !ok {
+		t.Fatalf("no broken suite in %q", dir)
+	}
 	ctx, cancel := context.WithTimeout(t.Context(), goDeadline)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, bins[dir], args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.WaitDelay = time.Second
 	cmd.Dir = filepath.Join("..", filepath.FromSlash(dir))
-	cmd.Env = childEnv(nil)
+	cmd.Env = childEnv(env)
 	return cmd
 }
 
@@ -203,7 +207,7 @@ func failures(t *testing.T, dir, test string) (map[string]types.SpecReport, type
 	if !stressed() {
 		args = append(args, "-ginkgo.label-filter=!"+conformance.CheckModel)
 	}
-	report, _ := runReport(t, func(args ...string) *exec.Cmd { return suiteCommand(t, dir, args...) }, args...)
+	report, _ := runReport(t, func(args ...string) *exec.Cmd { return suiteCommand(t, nil, dir, args...) }, args...)
 	failed := map[string]types.SpecReport{}
 	for _, r := range report.SpecReports {
 		if r.State.Is(types.SpecStateFailureStates) {
@@ -250,6 +254,61 @@ func pasteDry(t *testing.T, id, c string, r types.SpecReport) {
 	}
 	if got, _ := runGo(t, env, argv...); len(selected(got)) != 1 || selected(got)[0] != r.FullText() {
 		t.Errorf("%s: %q selects %q, want exactly %q", id, c, selected(got), r.FullText())
+	}
+}
+
+// binaryArgs returns the package directory a printed command names and
+// the arguments its tool runs that package's test binary with, in that
+// directory: go test DIR -run P FLAGS runs it with -test.run=P and the
+// Ginkgo flags FLAGS, the Ginkgo CLI's ginkgo --focus=F DIR with
+// -ginkgo.focus=F. A command of any other shape, or with any other flag, is
+// an error: only the forms the suite prints are translated.
+func binaryArgs(t *testing.T, c string) (env []string, dir string, args []string, err error) {
+	t.Helper()
+	env, argv := words(t, c)
+	switch {
+	case len(argv) > 2 && argv[0] == "go" && argv[1] == "test":
+		dir = argv[2]
+		for i := 3; i < len(argv); i++ {
+			switch a := argv[i]; {
+			case a == "-run" && i+1 < len(argv):
+				i++
+				args = append(args, "-test.run="+argv[i])
+			case strings.HasPrefix(a, "-ginkgo.focus="):
+				args = append(args, a)
+			default:
+				return nil, "", nil, fmt.Errorf("go test flag %q is not one the suite prints", a)
+			}
+		}
+	case len(argv) > 3 && argv[0] == "go" && argv[1] == "run" && argv[2] == "github.com/onsi/ginkgo/v2/ginkgo":
+		dir = argv[len(argv)-1]
+		for _, a := range argv[3 : len(argv)-1] {
+			f, ok := strings.CutPrefix(a, "--focus=")
+			if !ok {
+				return nil, "", nil, fmt.Errorf("ginkgo flag %q is not one the suite prints", a)
+			}
+			args = append(args, "-ginkgo.focus="+f)
+		}
+	default:
+		return nil, "", nil, errors.New("neither go test nor the Ginkgo CLI")
+	}
+	return env, dir, args, nil
+}
+
+// runDry runs a printed command as its tool (go test or the Ginkgo CLI)
+// runs the suite's test binary, as a dry run, and requires it to select
+// exactly the spec of r.
+func runDry(t *testing.T, id, c string, r types.SpecReport) {
+	t.Helper()
+	env, dir, args, err := binaryArgs(t, c)
+	if err != nil {
+		t.Errorf("%s: %q: %v", id, c, err)
+		return
+	}
+	args = append(args, "-ginkgo.dry-run", "-ginkgo.no-color", "-ginkgo.json-report=REPORT")
+	got, _ := runReport(t, func(args ...string) *exec.Cmd { return suiteCommand(t, env, dir, args...) }, args...)
+	if len(selected(got.SpecReports)) != 1 || selected(got.SpecReports)[0] != r.FullText() {
+		t.Errorf("%s: %q selects %q, want exactly %q", id, c, selected(got.SpecReports), r.FullText())
 	}
 }
 
@@ -367,14 +426,17 @@ func stressed() bool { return os.Getenv("ADAPTERKIT_STRESS") == "1" }
 // check's and the property spec's carry their seed. The label it names is
 // the kit's own, and selects the check in every embedding: here, the one.
 //
-// Every failure's commands and label are checked without running them:
-// each focus, matched as Ginkgo matches it, and each label, filtered as
-// Ginkgo filters, selects exactly its spec; the go test command's focus and
-// environment are the Ginkgo command's. By default one command is pasted:
-// the property spec's Ginkgo CLI command, with rapid's seed (the go test
-// form is pasted by TestPrintedRerunCommandOfARunPackage, which runs the
-// same focus through go test's flags). ADAPTERKIT_STRESS=1 pastes every
-// command of every failure, and runs the label filter through go test.
+// By default every failure's commands and label are checked without
+// running them — each focus, matched as Ginkgo matches it, and each label,
+// filtered as Ginkgo filters, selects exactly its spec, and the go test
+// command's focus and environment are the Ginkgo command's — and the
+// commands of one check of each form (no seed, rapid's seed, the kit's
+// seed) and the lifecycle label are run as go test and the Ginkgo CLI run
+// the suite: its test binary, in its directory, with the flags translated
+// (TestPrintedRerunCommandOfARunPackage pastes a go test command through
+// the go command). ADAPTERKIT_STRESS=1 pastes every command of every
+// failure through the go command and the Ginkgo CLI, the model spec's
+// included, and runs the label filter through go test.
 func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -384,7 +446,7 @@ func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 	if msg := failed[conformance.CaseLifecycle].Failure.Message; !strings.Contains(msg, "Shutdown did not return within 300ms") {
 		t.Errorf("the lifecycle failure does not name the blocked call and its bound:\n%s", msg)
 	}
-	// One check of each form: no seed, rapid's seed, the kit's seed.
+	// The checks sampled below: no seed, rapid's seed, the kit's seed, the label.
 	for _, id := range []string{conformance.CaseCanonicalHistory, conformance.CheckProjection, conformance.CheckPrivacyProbes, conformance.CaseLifecycle} {
 		if _, ok := failed[id]; !ok {
 			t.Fatalf("the broken adapter did not fail %s; failed: %v", id, keys(failed))
@@ -405,12 +467,22 @@ func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 		}
 	}
 	checkSelection(t, failed, report, true)
-	if !stressed() {
-		r := failed[conformance.CheckProjection]
-		commands, _ := rerunCommands(r.Failure.Message)
-		if len(commands) == 2 {
-			pasteDry(t, conformance.CheckProjection, commands[1], r)
+	for _, id := range []string{conformance.CaseCanonicalHistory, conformance.CheckProjection, conformance.CheckPrivacyProbes} {
+		r, ok := failed[id]
+		if !ok {
+			continue
 		}
+		commands, _ := rerunCommands(r.Failure.Message)
+		for _, c := range commands {
+			runDry(t, id, c, r)
+		}
+	}
+	got, _ := runReport(t, func(args ...string) *exec.Cmd { return suiteCommand(t, nil, rerunDir, args...) },
+		"-ginkgo.label-filter="+conformance.CaseLifecycle, "-ginkgo.dry-run", "-ginkgo.json-report=REPORT")
+	if len(selected(got.SpecReports)) != 1 || selected(got.SpecReports)[0] != failed[conformance.CaseLifecycle].FullText() {
+		t.Errorf("--label-filter=%s selects %q", conformance.CaseLifecycle, selected(got.SpecReports))
+	}
+	if !stressed() {
 		return
 	}
 	for id, r := range failed {
@@ -419,9 +491,9 @@ func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 			pasteDry(t, id, c, r)
 		}
 	}
-	got, _ := runGo(t, nil, "test", rerunDir, "-ginkgo.label-filter="+conformance.CaseLifecycle, "-ginkgo.dry-run", "-ginkgo.json-report=REPORT")
-	if len(selected(got)) != 1 || selected(got)[0] != failed[conformance.CaseLifecycle].FullText() {
-		t.Errorf("--label-filter=%s selects %q", conformance.CaseLifecycle, selected(got))
+	rs, _ := runGo(t, nil, "test", rerunDir, "-ginkgo.label-filter="+conformance.CaseLifecycle, "-ginkgo.dry-run", "-ginkgo.json-report=REPORT")
+	if len(selected(rs)) != 1 || selected(rs)[0] != failed[conformance.CaseLifecycle].FullText() {
+		t.Errorf("go test --label-filter=%s selects %q", conformance.CaseLifecycle, selected(rs))
 	}
 }
 
@@ -431,10 +503,12 @@ func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 // failed spec and no other test, and a seeded check's reproduces the
 // failure with the same seed.
 //
-// Every failure's command is checked without running it (its focus
-// selects exactly its spec, as Ginkgo matches it); by default one is
-// pasted, for real: privacy-probes', with the kit's seed. ADAPTERKIT_STRESS=1
-// also pastes every other failure's command as a dry run.
+// By default every failure's command is checked without running it (its
+// focus selects exactly its spec, as Ginkgo matches it), canonical-history's
+// is run as go test runs the suite (its test binary, in its directory, with
+// the flags translated), and privacy-probes' is pasted through the go
+// command, for real. ADAPTERKIT_STRESS=1 also pastes every other failure's
+// command through the go command as a dry run.
 func TestPrintedRerunCommandOfARunPackage(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -454,6 +528,10 @@ func TestPrintedRerunCommandOfARunPackage(t *testing.T) {
 		}
 	}
 	checkSelection(t, failed, report, false)
+	if r, ok := failed[conformance.CaseCanonicalHistory]; ok {
+		commands, _ := rerunCommands(r.Failure.Message)
+		runDry(t, conformance.CaseCanonicalHistory, commands[0], r)
+	}
 	if r, ok := failed[conformance.CheckPrivacyProbes]; ok {
 		// Pasted for real: exactly the spec runs, and fails with the seed.
 		commands, _ := rerunCommands(r.Failure.Message)
@@ -504,7 +582,7 @@ func keys(m map[string]types.SpecReport) []string {
 // binary in its directory.
 func TestFuzzCatchesABrokenAdapter(t *testing.T) {
 	t.Parallel()
-	out, err := suiteCommand(t, rerunDir, "-test.run=^FuzzBroken$").CombinedOutput()
+	out, err := suiteCommand(t, nil, rerunDir, "-test.run=^FuzzBroken$").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "projection-assertion-failed") || !strings.Contains(string(out), "rule:") {
 		t.Fatalf("the fuzz target passed or did not explain (err %v):\n%s", err, out)
 	}
