@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -170,14 +171,20 @@ func TestAnswerOverTheHeldBoundFailsItsCall(t *testing.T) {
 // the client holds stays within the bound: the live heap, measured when
 // every answer that got through is held by its call, grows by at most the
 // bound and two lines (the line being read and its slack), where holding
-// all of them would take several times that.
+// all of them would take several times that. By default the answers are
+// of 2 MiB (the bound 8 MiB, all of them 32 MiB); ADAPTERKIT_STRESS=1
+// sends answers of 4 MiB, all sizes doubled.
 func TestHeldBoundCapsThePeakHeap(t *testing.T) {
-	const (
-		calls    = 16
-		answer   = 4 << 20
-		maxLine  = 8 << 20
-		maxHeld  = 16 << 20
-		allowed  = maxHeld + 2*maxLine
+	scale := 1
+	if os.Getenv("ADAPTERKIT_STRESS") == "1" {
+		scale = 2
+	}
+	const calls = 16
+	var (
+		answer   = scale * 2 << 20
+		maxLine  = scale * 4 << 20
+		maxHeld  = scale * 8 << 20
+		allowed  = int64(maxHeld + 2*maxLine)
 		withheld = calls * answer
 	)
 	c, s := newScriptedWith(t, Options{CallTimeout: bound(60 * time.Second), MaxLineBytes: maxLine, MaxHeldBytes: maxHeld})
@@ -214,14 +221,20 @@ func TestHeldBoundCapsThePeakHeap(t *testing.T) {
 
 // A hostile adapter process answering large valid snapshots: a snapshot
 // larger than the bound fails its call, saying so, while the process goes
-// on answering; concurrent snapshots each come back whole or refused.
+// on answering; concurrent snapshots each come back whole or refused. By
+// default the snapshot holds 384 KiB of text (the bound 256 KiB, then
+// room for two); ADAPTERKIT_STRESS=1 sends 1.5 MiB, all sizes four times.
 func TestExecAnswersOverTheHeldBound(t *testing.T) {
 	checkGoroutines(t)
 	ctx := context.Background()
+	scale := 1
+	if os.Getenv("ADAPTERKIT_STRESS") == "1" {
+		scale = 4
+	}
 	fx := conformance.NewFixture()
-	fx.Messages[0].Blocks = []contract.Block{&contract.TextBlock{Text: strings.Repeat("history ", (1536<<10)/8)}}
-	const maxHeld = 1 << 20
-	f := childFactory("serve-fake", Options{MaxLineBytes: 4 << 20, MaxHeldBytes: maxHeld})
+	fx.Messages[0].Blocks = []contract.Block{&contract.TextBlock{Text: strings.Repeat("history ", scale*(384<<10)/8)}}
+	maxHeld := scale * 256 << 10
+	f := childFactory("serve-fake", Options{MaxLineBytes: scale * 1 << 20, MaxHeldBytes: maxHeld})
 	inst, err := f.Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
@@ -240,7 +253,7 @@ func TestExecAnswersOverTheHeldBound(t *testing.T) {
 
 	// Room for two snapshots at once: eight asked at once each come back
 	// whole or refused, and the process is never stopped.
-	f = childFactory("serve-fake", Options{MaxLineBytes: 4 << 20, MaxHeldBytes: 4 << 20})
+	f = childFactory("serve-fake", Options{MaxLineBytes: scale * 1 << 20, MaxHeldBytes: scale * 1 << 20})
 	inst, err = f.Create(ctx, conformance.Setup{Fixture: fx, Transport: conformance.NewRecordingTransport()})
 	if err != nil {
 		t.Fatal(err)
