@@ -10,11 +10,9 @@ import (
 // TestModelPassesTheReferenceAdapter runs the model check on the adapter
 // every mutant wraps, with the mutant runs' call bound. By default it
 // samples 300 steps: the operations crossing every bound, with which each
-// run opens, and a few sequences after them (the CLI's legal variant in
-// TestCLIKillsEveryMutant passes the model with the default 1,000 steps
-// and the mutant runs' seed; contract/conformance's own tests run the
-// model on the reference adapter with other seeds); everyFaceEnv=1 runs
-// 3,000.
+// run opens, and a few sequences after them (contract/conformance's own
+// tests run the model on the reference adapter with other seeds);
+// everyFaceEnv=1 runs 3,000.
 func TestModelPassesTheReferenceAdapter(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CheckModel)
 	steps := 300
