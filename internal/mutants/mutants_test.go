@@ -196,18 +196,22 @@ func suiteWants(m mutants.Mutant) []string {
 // every spec but the model's, one for each thing the suite's face does
 // besides running a check (TestEveryMutantFailsItsOwnChecks runs, on every
 // mutant, each check it lists but the model; the correct adapter, in every
-// run of the suite, shows every spec runs and passes): a generic spec and
-// the projection property spec failing together (drops-a-message), a
-// failure whose random privacy probes reach the transport, which may not
-// show in the suite's output (forwards-unsanitised-payload), the mutant
-// with a real data race, which
-// under the race detector only the suite's child processes run
-// (races-under-concurrency), and two mutants that must pass with a limit
-// entry, one from the property spec and one from a generic spec
-// (refuses-multi-result-tool-messages, upstream-privacy-engine).
+// run of the suite, shows every spec runs and passes):
+//   - drops-a-message: generic specs and the projection property spec fail;
+//   - panics-in-identity: a check errs on an adapter that panics, which
+//     fails its spec as a failure does;
+//   - forwards-unsanitised-payload: random privacy probes reach the
+//     transport, and may not show in the suite's output;
+//   - races-under-concurrency: a real data race, which under the race
+//     detector only the suite's child processes run;
+//   - refuses-multi-result-tool-messages, upstream-privacy-engine: legal
+//     variants that pass with a limit entry, from the property spec and
+//     from a generic spec.
+//
 // everyFaceEnv=1 runs every mutant on every spec.
 var suiteSample = []string{
-	"drops-a-message", "forwards-unsanitised-payload", "races-under-concurrency", "refuses-multi-result-tool-messages", "upstream-privacy-engine",
+	"drops-a-message", "panics-in-identity", "forwards-unsanitised-payload", "races-under-concurrency",
+	"refuses-multi-result-tool-messages", "upstream-privacy-engine",
 }
 
 // sampleOf returns the mutants of the catalogue named in names, in the
