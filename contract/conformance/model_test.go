@@ -38,11 +38,12 @@ func TestCheckModelInputEndsForAnyInput(t *testing.T) {
 }
 
 // The reference adapter supports local KV: the model's run on it takes
-// every local KV path SPEC §11 names, and passes — in a default run (the
-// first sequence's 96 completions on its instance with a port see to it).
+// every local KV path SPEC §11 names, and passes — in every run, however
+// few its steps (the first sequence's 96 completions on its instance with
+// a port see to it).
 func TestModelTakesEveryLocalKVPath(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	r := c.Run(ctx, reference.NewConformanceFactory(), conformance.WithSeed(3))
+	r := c.Run(ctx, reference.NewConformanceFactory(), conformance.WithSeed(3), conformance.WithModelSteps(60))
 	if r.Status != conformance.StatusPass {
 		t.Fatalf("%s: %v", r.Status, r.Failure)
 	}
@@ -143,7 +144,7 @@ func limitedRuntime(family gen.Family, declare bool) conformance.Factory {
 func TestModelPassesALimitedRuntime(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CheckModel)
 	for _, declare := range []bool{true, false} {
-		r := c.Run(ctx, limitedRuntime(gen.FamilyThinking, declare), conformance.WithSeed(5))
+		r := c.Run(ctx, limitedRuntime(gen.FamilyThinking, declare), conformance.WithSeed(5), conformance.WithModelSteps(200))
 		if r.Status != conformance.StatusPass || len(r.Limits) != 1 || r.Limits[0].Family != gen.FamilyThinking {
 			t.Fatalf("declared %t: %s %+v, limits %+v", declare, r.Status, r.Failure, r.Limits)
 		}
@@ -166,11 +167,11 @@ func TestModelRefusalsKeepTheRules(t *testing.T) {
 		}
 		return inst, err
 	})
-	r := c.Run(ctx, lying, conformance.WithoutShrinking(), conformance.WithSeed(5))
+	r := c.Run(ctx, lying, conformance.WithoutShrinking(), conformance.WithSeed(5), conformance.WithModelSteps(200))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "refused for image; the history holds none") {
 		t.Fatalf("lying refusal: %s %+v", r.Status, r.Failure)
 	}
-	r = c.Run(ctx, limitedRuntime(gen.FamilyThinking, false), conformance.WithoutShrinking(), conformance.WithSeed(5),
+	r = c.Run(ctx, limitedRuntime(gen.FamilyThinking, false), conformance.WithoutShrinking(), conformance.WithSeed(5), conformance.WithModelSteps(200),
 		conformance.WithRequiredFamilies(gen.FamilyThinking))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "a required family is no limit") {
 		t.Fatalf("required family: %s %+v", r.Status, r.Failure)
