@@ -206,7 +206,11 @@ func (j *holdingJudge) message(i int, g, h *contract.Message) (string, string) {
 	if h.ID != g.ID {
 		return at + " held as " + q(h.ID) + ", not under its id in history order", "message id"
 	}
-	n := contract.CloneMessage(g)
+	// The judge replaces members of n and blocks of its own slice, never
+	// edits what they point to (a block losing its extra members is
+	// cloned first): a shallow copy keeps g as given.
+	n := *g
+	n.Blocks = slices.Clone(g.Blocks)
 	j.provenance(&n, h)
 	if n.Role == contract.RoleTool && h.Role == contract.RoleCustom && !hasToolBlocks(&n) {
 		n.Role = contract.RoleCustom
@@ -318,8 +322,10 @@ func (j *holdingJudge) unknownAndReferences(n, h *contract.Message) {
 					continue
 				}
 			}
-			if e := blockExtraOf(b); len(*e) > 0 && len(*blockExtraOf(h.Blocks[k])) == 0 && h.Blocks[k].Type() == b.Type() {
-				*e = nil
+			if len(*blockExtraOf(b)) > 0 && len(*blockExtraOf(h.Blocks[k])) == 0 && h.Blocks[k].Type() == b.Type() {
+				bare := contract.CloneBlock(b)
+				*blockExtraOf(bare) = nil
+				n.Blocks[k] = bare
 				dropped = true
 			}
 		}
