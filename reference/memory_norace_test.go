@@ -12,9 +12,9 @@ import (
 )
 
 // snapshotMemoryMessages is the length of TestSnapshotMemory's history.
-const snapshotMemoryMessages = 40_000
+const snapshotMemoryMessages = 24_000
 
-// TestSnapshotMemory measures a cold snapshot of a 26 MB history: the
+// TestSnapshotMemory measures a cold snapshot of a 16 MB history: the
 // heap at its peak grows by at most 3 times the file, and what the adapter
 // keeps once the caller has dropped its snapshot is at most 1.6 times the
 // file (the decoded history, not the file's bytes a second time). The
