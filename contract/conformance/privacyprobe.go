@@ -710,7 +710,8 @@ var uninspectableValues = []struct {
 // marker structure (in turn, anomalies of every kind with a pair split
 // across two strings, or only an outer marker left open by an inner close
 // under a later blocked pair, sent to a remote provider) and one is partly
-// uninspectable.
+// uninspectable; every name of splitProviders gets one holding content a
+// remote provider is denied (blockSplitProviders).
 // fixtureProvider is one of the providers.
 func newProbeBatch(seed uint64, n int, fixtureProvider string, named ...string) *probeBatch {
 	g := newProbeGen(seed)
@@ -760,7 +761,42 @@ func newProbeBatch(seed uint64, n int, fixtureProvider string, named ...string) 
 		}
 		b.cases = append(b.cases, g.payloadCase(i, p, mode, u))
 	}
+	g.blockSplitProviders(b, providers)
 	return b
+}
+
+// blockSplitProviders sees that every name of splitProviders gets an
+// inspectable payload holding content a remote provider is denied: only
+// there does an adapter that compares provider names as Go does, not as
+// JavaScript does, show it (the content sent on, or withheld); a payload
+// it must refuse whole shows nothing. When none of a name's payloads is
+// one, one of its inspectable ones is drawn again until it is — or, when
+// all of them are uninspectable, the batch gets one more payload for the
+// name. A batch that holds one for each name draws nothing more.
+func (g *probeGen) blockSplitProviders(b *probeBatch, providers []probeProvider) {
+	for _, p := range providers {
+		if !slices.Contains(splitProviders, p.name) || slices.ContainsFunc(b.cases, func(c *probeCase) bool { return c.provider == p.name && holdsBlocked(c) }) {
+			continue
+		}
+		i := slices.IndexFunc(b.cases, func(c *probeCase) bool { return c.provider == p.name && c.failing == "" })
+		if i < 0 {
+			i = len(b.cases)
+			b.cases = append(b.cases, nil)
+		}
+		for range 64 {
+			if b.cases[i] = g.payloadCase(i, p, modeLeading, 0); holdsBlocked(b.cases[i]) {
+				break
+			}
+		}
+	}
+}
+
+// holdsBlocked reports whether c is inspectable and holds a probe of a
+// class a remote provider is denied.
+func holdsBlocked(c *probeCase) bool {
+	return c.failing == "" && slices.ContainsFunc(c.plants, func(p plantedProbe) bool {
+		return p.kind == kindPairBlocked || p.kind == kindLeadBlocked
+	})
 }
 
 // payloadCase builds one payload in mode for provider p.

@@ -202,3 +202,18 @@ func TestProbeBatchDeterministic(t *testing.T) {
 		t.Fatal("two seeds gave the same tokens")
 	}
 }
+
+// Every name of splitProviders gets an inspectable payload holding content
+// a remote provider is denied, whatever the seed — seeds 37 and 67 once
+// gave one only payloads it had to refuse whole, and an adapter comparing
+// provider names with strings.ToLower or strings.TrimSpace passed.
+func TestEverySplitProviderGetsBlockedContent(t *testing.T) {
+	for seed := range uint64(100) {
+		b := newProbeBatch(seed, privacyProbeCount, FixtureProvider)
+		for _, name := range splitProviders {
+			if !slices.ContainsFunc(b.cases, func(c *probeCase) bool { return c.provider == name && holdsBlocked(c) }) {
+				t.Fatalf("seed %d: no inspectable payload with blocked content for %q", seed, name)
+			}
+		}
+	}
+}
