@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
-	"go/types"
 	"io"
 	"net/url"
 	"os"
@@ -126,40 +125,7 @@ func samplePlatforms(ps []release.Platform) []release.Platform {
 	if long() {
 		return ps
 	}
-	word := func(p release.Platform) string {
-		if sizes := types.SizesFor("gc", p.GOARCH); sizes != nil {
-			return strconv.FormatInt(sizes.Sizeof(types.Typ[types.Uintptr]), 10)
-		}
-		return p.GOARCH
-	}
-	goos, words := map[string]bool{}, map[string]bool{}
-	chosen := map[release.Platform]bool{}
-	take := func(p release.Platform) {
-		chosen[p], goos[p.GOOS], words[word(p)] = true, true, true
-	}
-	if host := (release.Platform{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}); slices.Contains(ps, host) {
-		take(host)
-	}
-	for {
-		best, gain := release.Platform{}, 0
-		for _, p := range ps {
-			g := 0
-			if !goos[p.GOOS] {
-				g++
-			}
-			if !words[word(p)] {
-				g++
-			}
-			if g > gain {
-				best, gain = p, g
-			}
-		}
-		if gain == 0 {
-			break
-		}
-		take(best)
-	}
-	return slices.DeleteFunc(slices.Clone(ps), func(p release.Platform) bool { return !chosen[p] })
+	return release.CoveringPlatforms(ps)
 }
 
 // checkout is the boundary of the checkout for samplePlatforms' platforms,

@@ -3,12 +3,10 @@ package release
 import (
 	"context"
 	"errors"
-	"go/types"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,52 +45,14 @@ func samplePlatforms(ps []Platform) []Platform {
 	if os.Getenv(stressEnv) == "1" {
 		return ps
 	}
-	return coveringPlatforms(ps)
-}
-
-// coveringPlatforms is samplePlatforms' default sample of ps.
-func coveringPlatforms(ps []Platform) []Platform {
-	word := func(p Platform) string {
-		if sizes := types.SizesFor("gc", p.GOARCH); sizes != nil {
-			return strconv.FormatInt(sizes.Sizeof(types.Typ[types.Uintptr]), 10)
-		}
-		return p.GOARCH
-	}
-	goos, words := map[string]bool{}, map[string]bool{}
-	chosen := map[Platform]bool{}
-	take := func(p Platform) {
-		chosen[p], goos[p.GOOS], words[word(p)] = true, true, true
-	}
-	if host := (Platform{runtime.GOOS, runtime.GOARCH}); slices.Contains(ps, host) {
-		take(host)
-	}
-	for {
-		best, gain := Platform{}, 0
-		for _, p := range ps {
-			g := 0
-			if !goos[p.GOOS] {
-				g++
-			}
-			if !words[word(p)] {
-				g++
-			}
-			if g > gain {
-				best, gain = p, g
-			}
-		}
-		if gain == 0 {
-			break
-		}
-		take(best)
-	}
-	return slices.DeleteFunc(slices.Clone(ps), func(p Platform) bool { return !chosen[p] })
+	return CoveringPlatforms(ps)
 }
 
 // The default sample covers every GOOS and pointer size with fewer
 // platforms than all, the host's among them.
 func TestSamplePlatforms(t *testing.T) {
 	ps := []Platform{{"darwin", "amd64"}, {"darwin", "arm64"}, {"linux", "386"}, {"linux", "amd64"}, {"linux", "arm"}, {"linux", "arm64"}, {"windows", "386"}, {"windows", "amd64"}}
-	got := coveringPlatforms(ps)
+	got := CoveringPlatforms(ps)
 	host := Platform{runtime.GOOS, runtime.GOARCH}
 	if slices.Contains(ps, host) && !slices.Contains(got, host) {
 		t.Errorf("the sample %v lacks the host's platform %s", got, host)
