@@ -369,6 +369,11 @@ var catalogue = []Mutant{
 		Fails: all(conformance.CheckEmbeddingPort, conformance.CheckModel),
 		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return portlessEmbeddings{decorator{a}} },
 	},
+	{
+		Name: "reference-hides-its-embedding-port", Breaks: "the reference adapter declares embeddings supported exactly when a port is configured (§12)",
+		Fails: all(conformance.CheckModel),
+		wrap:  func(a contract.Adapter, _ *env) contract.Adapter { return hiddenEmbeddings{decorator{a}} },
+	},
 }
 
 type wrongRuntimeID struct{ decorator }
@@ -838,6 +843,25 @@ func (zeroPort) Embed(_ context.Context, texts []string) ([][]float64, error) {
 		out[i] = make([]float64, 4)
 	}
 	return out, nil
+}
+
+// hiddenEmbeddings is the reference adapter given an embedding port that
+// declares embeddings unsupported, with the reason of one given none. (The
+// port is zeroPort: with the capability declared unsupported, no check
+// asks it for vectors.)
+type hiddenEmbeddings struct{ decorator }
+
+func (hiddenEmbeddings) EmbeddingPort() contract.EmbeddingPort { return zeroPort{} }
+
+func (m hiddenEmbeddings) CapabilityDeclarations() []contract.CapabilityDeclaration {
+	out := slices.DeleteFunc(slices.Clone(m.Adapter.CapabilityDeclarations()), func(d contract.CapabilityDeclaration) bool {
+		return strings.EqualFold(d.ID, contract.CapabilityEmbeddings)
+	})
+	return append(out, contract.CapabilityDeclaration{ID: contract.CapabilityEmbeddings, Reason: "no embedding port was configured"})
+}
+
+func (m hiddenEmbeddings) NegotiateCapabilities(reqs []contract.CapabilityRequest) contract.Negotiation {
+	return contract.NegotiateCapabilities(m.CapabilityDeclarations(), reqs)
 }
 
 // portlessEmbeddings declares embeddings but exposes no port.
