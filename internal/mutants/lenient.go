@@ -27,6 +27,7 @@ type tolerance struct {
 	orphanResults     bool // tool results without their call kept
 	anyIdentity       bool // the header's runtime id and root not checked
 	tornLastLine      bool // a last line that does not parse left out
+	derivedEntryIDs   bool // sourceEntryId taken from provenance.entryId, a blank one from the id
 }
 
 // lenientReads answers a read the wrapped reference adapter refuses by
@@ -152,6 +153,12 @@ func readLeniently(path, runtimeID, root string, tol tolerance) (contract.Histor
 				break
 			}
 			return contract.HistorySnapshot{}, fmt.Errorf("line %d: %w", i+2, err)
+		}
+		if tol.derivedEntryIDs {
+			if contract.IsBlank(m.Provenance.EntryID) {
+				m.Provenance.EntryID = m.ID
+			}
+			m.SourceEntryID = m.Provenance.EntryID
 		}
 		if j, ok := at[m.ID]; ok && tol.lastDuplicateWins {
 			msgs[j] = m

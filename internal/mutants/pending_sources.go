@@ -29,6 +29,14 @@ var pendingSources = []Mutant{
 		after:  lenientAfter,
 	},
 	{
+		Name: "derives-entry-ids-when-reading", Family: FamilySources,
+		Breaks: "a record whose sourceEntryId is not its provenance's entryId, or whose entryId is blank, makes the history invalid (§7 step 4, §12); this reader takes sourceEntryId from the provenance and a blank entryId from the message id",
+		Fails:  all(conformance.CheckModel),
+		port:   watchReplays,
+		wrap:   lenientWrap(tolerance{derivedEntryIDs: true}),
+		after:  lenientAfter,
+	},
+	{
 		Name: "accepts-invalid-utf8", Family: FamilySources,
 		Breaks: "a history that is not valid UTF-8 is corrupt (§12: the Go kit rejects what the TypeScript kit replaces); this reader decodes it as encoding/json does, each invalid byte becoming U+FFFD",
 		Fails:  all(conformance.CheckModel),
