@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ds4context/adapterkit/contract"
 )
 
-// Bounds of the shrinking of a generated history that failed: each try
-// creates an instance, which over a process bridge costs a process.
-const (
-	projectionShrinkTime  = 2 * time.Second
-	projectionShrinkTries = 60
-)
+// projectionShrinkTries bounds the shrinking of a generated history that
+// failed: each try creates an instance, which over a process bridge costs
+// a process. The bound counts tries, not time, so that a failure shrinks
+// to the same history on a busy machine as on an idle one.
+const projectionShrinkTries = 60
 
-// shrinkHistory looks, within a time and a try budget, for a shorter
+// shrinkHistory looks, within a try budget, for a shorter
 // history that fails as msgs did — the same rule and kind of first
 // difference — by leaving out runs of its units (a message, or the
 // messages of one tool atomic group together, so that every candidate is
@@ -29,12 +27,11 @@ func (p *ProjectionRun) shrinkHistory(ctx context.Context, e *env, msgs []contra
 	saved := limitSet{limits: slices.Clone(p.limits.limits)}
 	defer func() { p.limits = saved }()
 	units := historyUnits(msgs)
-	deadline := time.Now().Add(projectionShrinkTime)
 	tries := 0
 	var best *brokenRule
 	var bestMsgs []contract.Message
 	for size := max(len(units)/2, 1); size >= 1; size /= 2 {
-		for start := 0; start < len(units) && tries < projectionShrinkTries && time.Now().Before(deadline); {
+		for start := 0; start < len(units) && tries < projectionShrinkTries; {
 			cand := slices.Concat(units[:start], units[min(start+size, len(units)):])
 			cmsgs := unitMessages(msgs, cand)
 			if len(cmsgs) == len(msgs) || !validHistory(cmsgs) {
