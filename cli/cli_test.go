@@ -639,3 +639,22 @@ func TestShardRerunNamesTheShard(t *testing.T) {
 		t.Fatalf("shard 2/3: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// --no-shrink reports the first failing generated history as it failed:
+// the same failure, without the shrinking a run without the flag does.
+func TestNoShrinkLeavesTheFailingHistoryAsItFailed(t *testing.T) {
+	t.Parallel()
+	f := mutantNamed(t, "drops-a-message").Factory(reference.NewConformanceFactory())
+	args := []string{"--check", conformance.CheckProjection, "--seed", "7", "--histories", "3"}
+	code, out, errOut := runIt(t, f, args...)
+	codeNo, outNo, errOutNo := runIt(t, f, append(args, "--no-shrink")...)
+	if code != exitFail || codeNo != exitFail {
+		t.Fatalf("exit %d and with --no-shrink %d, want both %d\n%s%s%s%s", code, codeNo, exitFail, out, errOut, outNo, errOutNo)
+	}
+	if !strings.Contains(out, ", shrunk from ") {
+		t.Fatalf("without --no-shrink the failure is not shrunk:\n%s", out)
+	}
+	if strings.Contains(outNo, "shrunk") {
+		t.Fatalf("with --no-shrink the failure is shrunk:\n%s", outNo)
+	}
+}

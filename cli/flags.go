@@ -75,6 +75,8 @@ var optionFlags = []optionFlag{
 		})},
 	{"strict-privacy", "demand the Go kit's member-name rule of privacy enforcement (SPEC §8, Go kit only): an adapter leaving it out, as the TypeScript kit's engine does, fails the privacy checks instead of passing with the limit " + conformance.LimitMemberNameFloor,
 		boolFlag(conformance.WithStrictPrivacy)},
+	{"no-shrink", "leave a failing model sequence and the first failing generated history unshrunk: the verdict alone, sooner (mutation testing)",
+		boolFlag(conformance.WithoutShrinking)},
 	{"require-families", "fail when this history `family` is a limit of the run, refused or declared (repeatable, or comma-separated)",
 		listFlag(func(names []string) (conformance.Option, error) {
 			fams, err := parseFamilies(names)

@@ -199,7 +199,7 @@ func instanceCount(n int) string {
 // try and an operation budget — and returns the failure of the shortest,
 // its operations shown as metadata.
 func shrinkModel(ctx context.Context, e *env, seq *modelSeq, ran int, err error, where string) error {
-	if e.opts.noShrink {
+	if e.opts.NoShrink {
 		return withNote(err, where)
 	}
 	tries, spent := 0, 0

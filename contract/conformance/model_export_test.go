@@ -28,8 +28,3 @@ func ModelDamage(ctx context.Context, factory Factory, kind DamageKind) (int, er
 	}
 	return len(log), err
 }
-
-// WithoutShrinking leaves a failing model sequence and a failing projected
-// history unshrunk: for tests that look only at the rule a failure names,
-// shrinking is CPU spent on nothing.
-func WithoutShrinking() Option { return func(o *options) { o.noShrink = true } }

@@ -366,3 +366,38 @@ func TestModelHoldsTheReferenceToItsEmbeddingDeclaration(t *testing.T) {
 		t.Fatalf("with its port: %s %+v", r.Status, r.Failure)
 	}
 }
+
+// A failing model sequence is shown shrunk, to the same operations on
+// every run (the shrink's budget counts work, not time), and
+// WithoutShrinking shows it as it failed.
+func TestModelShrinksTheFailingSequenceTheSameWayEveryRun(t *testing.T) {
+	c, _ := conformance.CheckByID(conformance.CheckModel)
+	lying := conformance.NewFactory("lying", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := correct().Create(ctx, setup)
+		if err == nil {
+			inst.Source = limitedSource{inner: inst.Source, family: gen.FamilyThinking,
+				refuse: func(gen.Family) error { return conformance.Unrepresentable(gen.FamilyImage) }}
+		}
+		return inst, err
+	})
+	opts := []conformance.Option{conformance.WithSeed(5), conformance.WithModelSteps(200)}
+	first, again := c.Run(ctx, lying, opts...), c.Run(ctx, lying, opts...)
+	unshrunk := c.Run(ctx, lying, append(opts, conformance.WithoutShrinking())...)
+	if first.Status != conformance.StatusFail || unshrunk.Status != conformance.StatusFail {
+		t.Fatalf("%s, without shrinking %s: want both failed", first.Status, unshrunk.Status)
+	}
+	var from, to int
+	i := strings.Index(first.Failure.Actual, ", shrunk from ")
+	if i < 0 {
+		t.Fatalf("the failure is not shrunk: %s", first.Failure.Actual)
+	}
+	if _, err := fmt.Sscanf(first.Failure.Actual[i:], ", shrunk from %d to %d operations", &from, &to); err != nil || to >= from {
+		t.Fatalf("shrunk from %d to %d operations (%v): %s", from, to, err, first.Failure.Actual)
+	}
+	if again.Failure.Actual != first.Failure.Actual {
+		t.Fatalf("two runs shrink differently:\n%s\n%s", first.Failure.Actual, again.Failure.Actual)
+	}
+	if strings.Contains(unshrunk.Failure.Actual, "shrunk") {
+		t.Fatalf("WithoutShrinking shrinks: %s", unshrunk.Failure.Actual)
+	}
+}

@@ -67,15 +67,15 @@ type Settings struct {
 	// member-name rule (SPEC §8, Go kit only) instead of showing an
 	// enforcement without it as the limit LimitMemberNameFloor.
 	StrictPrivacy bool
+	// NoShrink leaves a failing model sequence and the first failing
+	// generated history as they failed, unshrunk (WithoutShrinking).
+	NoShrink bool
 }
 
 type options struct {
 	Settings
 	tb    testing.TB
 	hangs *hangWatch // what the checks of one run know of a hung adapter
-	// noShrink leaves a failing model sequence as it failed: the kit's
-	// own tests that look only at the rule broken set it.
-	noShrink bool
 }
 
 func newOptions(opts []Option) *options {
@@ -154,6 +154,13 @@ func WithSeed(seed uint64) Option { return func(o *options) { o.Seed = seed } }
 // by leaving that rule out, as the TypeScript kit's engine does, passes
 // with the limit LimitMemberNameFloor; with it, that adapter fails.
 func WithStrictPrivacy() Option { return func(o *options) { o.StrictPrivacy = true } }
+
+// WithoutShrinking leaves a failing model sequence and the first failing
+// generated history of the projection check unshrunk: the failure names
+// the whole sequence or history, and its replay reproduces it as before.
+// For runs that want the verdict alone, such as mutation testing, where
+// shrinking every killed mutant's failure costs more CPU than finding it.
+func WithoutShrinking() Option { return func(o *options) { o.NoShrink = true } }
 
 // WithDiagnosticsLimit sets the ceiling of the bounded-diagnostics check:
 // the most diagnostics it accepts before it calls the list unbounded

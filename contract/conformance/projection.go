@@ -57,7 +57,7 @@ func checkProjection(ctx context.Context, e *env) error {
 	}
 	// The first history that failed is shown shrunk, as small as a
 	// budget finds that fails the same way.
-	if p.failing != nil && !e.opts.noShrink {
+	if p.failing != nil && !e.opts.NoShrink {
 		first := p.failures.kinds[0].first
 		if br, msgs := p.shrinkHistory(ctx, e, p.failing, first); br != nil {
 			p.failures.replace(first, shrunk(br, p.failingWhere, len(p.failing), msgs))

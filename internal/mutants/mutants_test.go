@@ -119,7 +119,7 @@ func TestEveryMutantFailsItsOwnChecks(t *testing.T) {
 			}
 			t.Parallel()
 			r := conformance.RunChecks(context.Background(), m.Factory(base()), conformance.WithSeed(seed),
-				conformance.WithCallTimeout(generousCall), conformance.WithChecks(own...))
+				conformance.WithCallTimeout(generousCall), conformance.WithChecks(own...), conformance.WithoutShrinking())
 			if b, _ := json.Marshal(r); conformance.ContainsProbe(b) {
 				t.Fatal("the report holds a probe")
 			}
@@ -214,6 +214,18 @@ var suiteSample = []string{
 	"refuses-multi-result-tool-messages", "upstream-privacy-engine",
 }
 
+// shrinkOpts returns the options that turn shrinking off for m unless m is
+// in a face's default sample (suiteSample, cliSample), whose runs show a
+// shrunk failure through the face: the other mutants' runs look only at
+// which checks fail, and shrinking a failure costs more CPU than finding
+// it (the model's, most of an every-face run).
+func shrinkOpts(m mutants.Mutant) []conformance.Option {
+	if slices.Contains(suiteSample, m.Name) || slices.Contains(cliSample, m.Name) {
+		return nil
+	}
+	return []conformance.Option{conformance.WithoutShrinking()}
+}
+
 // sampleOf returns the mutants of the catalogue named in names, in the
 // catalogue's order.
 func sampleOf(names []string) []mutants.Mutant {
@@ -240,7 +252,8 @@ func TestMutantSuite(t *testing.T) {
 	}
 	for i, m := range suiteMutants() {
 		if i%shards == shard {
-			spec.Describe(m.Factory(base()), conformance.WithName("mutant "+m.Name), conformance.WithSeed(seed), conformance.WithCallTimeout(generousCall))
+			opts := append([]conformance.Option{conformance.WithName("mutant " + m.Name), conformance.WithSeed(seed), conformance.WithCallTimeout(generousCall)}, shrinkOpts(m)...)
+			spec.Describe(m.Factory(base()), opts...)
 		}
 	}
 	gomega.RegisterFailHandler(ginkgo.Fail)
@@ -468,6 +481,9 @@ func cliKills(t *testing.T, m mutants.Mutant, mu *sync.Mutex, killed *int) {
 	}
 	file := filepath.Join(t.TempDir(), "report.json")
 	args := []string{"--report", file, "--seed", mutantSeed, "--timeout", generousCall.String()}
+	if shrinkOpts(m) != nil {
+		args = append(args, "--no-shrink")
+	}
 	wantFailed := m.Fails
 	if steps, ok := cliModelSteps[m.Name]; ok && !everyFace() {
 		args = append(args, "--model-steps", strconv.Itoa(steps))

@@ -76,7 +76,7 @@ func TestPendingMutants(t *testing.T) {
 	for _, m := range pendingToRun() {
 		t.Run(m.Name, func(t *testing.T) {
 			t.Parallel()
-			opts := []conformance.Option{conformance.WithSeed(seed)}
+			opts := []conformance.Option{conformance.WithSeed(seed), conformance.WithoutShrinking()}
 			ran := slices.Concat(m.Fails, m.Awaits)
 			if !every {
 				ran = slices.DeleteFunc(ran, func(id string) bool {
