@@ -25,7 +25,7 @@ var piLimits = "multi-result, result-with-text, opaque-provider, created-at-out-
 // profile's verdict (created-at-whole-ms first shows in a history after
 // the 50th) and to fail every slip of pi-slips (flags.synthetic first
 // fails in one after the 40th). Under ADAPTERKIT_STRESS=1 they draw
-// piStressHistories, as many as .ci/run's conform of the profiles.
+// piStressHistories, the Pi profile's proof in .ci/run.
 const (
 	piHistories       = 60
 	piStressHistories = 200
@@ -44,8 +44,7 @@ func piHistoryCount() int {
 // ADAPTERKIT_STRESS=1) every check passes, and the verdict lists every
 // refused family and every holding difference, each counted. The model
 // check, which shows no limit the others do not, runs on it only under
-// ADAPTERKIT_STRESS=1 (and in .ci/run's conform of the Pi profile): over
-// the bridge it costs as much as the rest.
+// ADAPTERKIT_STRESS=1: over the bridge it costs as much as the rest.
 func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 	t.Parallel()
 	opts := []conformance.Option{conformance.WithSeed(7), conformance.WithHistories(piHistoryCount()), conformance.WithCallTimeout(time.Minute)}
