@@ -112,7 +112,7 @@ func TestCampaignWorkflow(t *testing.T) {
 		extra = []string{"--check", strings.Join([]string{conformance.CaseIdentity, conformance.CheckModel, conformance.CheckProjection}, ",")}
 	}
 	if os.Getenv(campaignEnv) != "" {
-		steps, histories, timeout = "8000", "40", 30*time.Minute
+		steps, histories, timeout = "4000", "40", 30*time.Minute
 		bin, env = filepath.Join(t.TempDir(), "adapterkit"), nil
 		if out, err := exec.CommandContext(deadline(t, 5*time.Minute), "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 			t.Fatalf("go build: %v\n%s", err, out)
