@@ -159,14 +159,7 @@ func TestModelPassesALimitedRuntime(t *testing.T) {
 // factory's refusal does; a required family is no limit.
 func TestModelRefusalsKeepTheRules(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	lying := conformance.NewFactory("lying", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
-		inst, err := correct().Create(ctx, setup)
-		if err == nil {
-			inst.Source = limitedSource{inner: inst.Source, family: gen.FamilyThinking,
-				refuse: func(gen.Family) error { return conformance.Unrepresentable(gen.FamilyImage) }}
-		}
-		return inst, err
-	})
+	lying := lyingRefuser()
 	r := c.Run(ctx, lying, conformance.WithoutShrinking(), conformance.WithSeed(5), conformance.WithModelSteps(200))
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Actual, "refused for image; the history holds none") {
 		t.Fatalf("lying refusal: %s %+v", r.Status, r.Failure)
@@ -176,6 +169,20 @@ func TestModelRefusalsKeepTheRules(t *testing.T) {
 	if r.Status != conformance.StatusFail || !strings.Contains(r.Failure.Rule, "a required family is no limit") {
 		t.Fatalf("required family: %s %+v", r.Status, r.Failure)
 	}
+}
+
+// lyingRefuser is the reference adapter whose source refuses a message
+// holding a thinking block, naming a family the message does not hold
+// (image).
+func lyingRefuser() conformance.Factory {
+	return conformance.NewFactory("lying", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
+		inst, err := correct().Create(ctx, setup)
+		if err == nil {
+			inst.Source = limitedSource{inner: inst.Source, family: gen.FamilyThinking,
+				refuse: func(gen.Family) error { return conformance.Unrepresentable(gen.FamilyImage) }}
+		}
+		return inst, err
+	})
 }
 
 // lateLooker is an adapter that, when its completion's context has a
@@ -372,14 +379,7 @@ func TestModelHoldsTheReferenceToItsEmbeddingDeclaration(t *testing.T) {
 // WithoutShrinking shows it as it failed.
 func TestModelShrinksTheFailingSequenceTheSameWayEveryRun(t *testing.T) {
 	c, _ := conformance.CheckByID(conformance.CheckModel)
-	lying := conformance.NewFactory("lying", func(ctx context.Context, setup conformance.Setup) (conformance.Instance, error) {
-		inst, err := correct().Create(ctx, setup)
-		if err == nil {
-			inst.Source = limitedSource{inner: inst.Source, family: gen.FamilyThinking,
-				refuse: func(gen.Family) error { return conformance.Unrepresentable(gen.FamilyImage) }}
-		}
-		return inst, err
-	})
+	lying := lyingRefuser()
 	opts := []conformance.Option{conformance.WithSeed(5), conformance.WithModelSteps(200)}
 	first, again := c.Run(ctx, lying, opts...), c.Run(ctx, lying, opts...)
 	unshrunk := c.Run(ctx, lying, append(opts, conformance.WithoutShrinking())...)
