@@ -10,6 +10,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/race"
 	"pgregory.net/rapid"
 )
 
@@ -35,6 +36,7 @@ func TestPropertyMessageJSONRoundTrip(t *testing.T) {
 }
 
 func TestPropertySnapshotJSONRoundTrip(t *testing.T) {
+	race.SkipSequential(t)
 	rapid.Check(t, func(t *rapid.T) {
 		s := gen.Snapshot().Draw(t, "snapshot")
 		data, err := s.MarshalJSON()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/privacy"
+	"github.com/ds4context/adapterkit/internal/race"
 	"github.com/ds4context/adapterkit/internal/upstream"
 )
 
@@ -21,6 +22,7 @@ import (
 // member-name rule passes the declared judge as a deviation unless strict,
 // and fails it strict for some payload of every batch.
 func TestProbeExpectationsMatchEngine(t *testing.T) {
+	race.SkipSequential(t)
 	testProbeExpectations(t, 2)
 }
 

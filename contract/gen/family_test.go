@@ -9,6 +9,7 @@ import (
 
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
+	"github.com/ds4context/adapterkit/internal/race"
 )
 
 func validHistory(t *testing.T, h []contract.Message) {
@@ -79,6 +80,7 @@ func TestHistoryWithoutNoFamilyIsHistory(t *testing.T) {
 // histories that leave it out: none holds it, all are valid, and they still
 // hold the other families.
 func TestHistoryWithoutNeverDrawsLeftOutFamilies(t *testing.T) {
+	race.SkipSequential(t)
 	for _, f := range gen.Families() {
 		t.Run(string(f), func(t *testing.T) {
 			g := gen.HistoryWithout("rt", "sess", f)
@@ -127,6 +129,7 @@ func TestHistoryWithoutEveryFamily(t *testing.T) {
 // TestHistoryDrawsEveryFamily checks that the default generator holds each
 // family in a fair share of its histories.
 func TestHistoryDrawsEveryFamily(t *testing.T) {
+	race.SkipSequential(t)
 	const n = 1000
 	count := map[gen.Family]int{}
 	g := gen.History("rt", "sess")

@@ -11,6 +11,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/jsstring"
+	"github.com/ds4context/adapterkit/internal/race"
 	"pgregory.net/rapid"
 )
 
@@ -200,6 +201,7 @@ func TestMutationsCoverEveryValidationCode(t *testing.T) {
 // one of them, yields exactly its codes, and leaves the input untouched when
 // given a clone.
 func TestEveryMutationAppliesDeterministically(t *testing.T) {
+	race.SkipSequential(t)
 	g := gen.SnapshotOf(gen.SnapshotOptions{MinMessages: 6, MaxMessages: 16})
 	var samples []contract.HistorySnapshot
 	for seed := range 40 {

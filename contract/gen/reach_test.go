@@ -8,6 +8,7 @@ import (
 	"github.com/ds4context/adapterkit/contract"
 	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/jsstring"
+	"github.com/ds4context/adapterkit/internal/race"
 )
 
 // reach measures what a run of generated histories exercises.
@@ -122,6 +123,7 @@ var allBlockTypes = []contract.BlockType{
 // ordered, timestamps on every message in and out of order, every block type
 // and unknown members everywhere — and that every one of them is valid.
 func TestHistoriesReach(t *testing.T) {
+	race.SkipSequential(t)
 	r := reach{blockTypes: map[contract.BlockType]bool{}, extraIn: map[string]bool{}}
 	g := gen.History("rt", "sess")
 	for seed := range 2000 {
@@ -163,6 +165,7 @@ func TestHistoriesReach(t *testing.T) {
 // TestLongHistoriesShrink checks that a property failing only on long
 // histories shrinks to the shortest failing size.
 func TestLongHistoriesShrink(t *testing.T) {
+	race.SkipSequential(t)
 	var last []contract.Message
 	failed, log := checkFails(t, func(h []contract.Message) string {
 		last = h

@@ -12,6 +12,7 @@ import (
 	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/contract/localkv"
 	"github.com/ds4context/adapterkit/internal/jsstring"
+	"github.com/ds4context/adapterkit/internal/race"
 	"pgregory.net/rapid"
 )
 
@@ -72,6 +73,7 @@ func TestAppendsAndRewritesLeaveFamiliesOut(t *testing.T) {
 
 // The value generators reach their extremes and stay within their rules.
 func TestValueGeneratorsReachTheirRanges(t *testing.T) {
+	race.SkipSequential(t)
 	var bigPayload, nonObject, bigBatch, longText, combining, lookAlike bool
 	reached := func() bool { return bigPayload && nonObject && bigBatch && longText && combining && lookAlike }
 	// The extremes are rare draws: check rounds of draws until every one
