@@ -10,6 +10,15 @@ import (
 // copied, so changing a copy never changes the original. nil stays nil.
 // Blocks, optional scalars and raw values are carved out of per-call slabs,
 // so copying a 100,000-message history costs a few hundred allocations.
+// A call's slabs start small and double up to their full size, so copying
+// one message or block allocates about what it holds.
+
+// refill gives slab room for at least need more elements: a new slab
+// twice the size of the one before, from 8 up to full (and need, if
+// larger). What was carved from the old slab stays where it is.
+func refill[T any](slab *[]T, need, full int) {
+	*slab = make([]T, 0, max(min(max(2*cap(*slab), 8), full), need))
+}
 
 type cloner struct {
 	texts   []TextBlock
@@ -28,7 +37,7 @@ func cloneP[T any](slab *[]T, p *T) *T {
 		return nil
 	}
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, 1024)
+		refill(slab, 1, 1024)
 	}
 	*slab = append(*slab, *p)
 	return &(*slab)[len(*slab)-1]
@@ -37,7 +46,7 @@ func cloneP[T any](slab *[]T, p *T) *T {
 // slot returns a pointer to a new zero T carved from slab.
 func slot[T any](slab *[]T) *T {
 	if len(*slab) == cap(*slab) {
-		*slab = make([]T, 0, 512)
+		refill(slab, 1, 512)
 	}
 	var zero T
 	*slab = append(*slab, zero)
@@ -49,11 +58,11 @@ func (c *cloner) raw(v json.RawMessage) json.RawMessage {
 		return v[:0:0] // nil stays nil, empty stays empty
 	}
 	if len(v) > cap(c.bytes)-len(c.bytes) {
-		n := 64 << 10
-		if len(v) > n {
+		const full = 64 << 10
+		if len(v) > full {
 			return append(json.RawMessage(nil), v...)
 		}
-		c.bytes = make([]byte, 0, n)
+		refill(&c.bytes, len(v), full)
 	}
 	start := len(c.bytes)
 	c.bytes = append(c.bytes, v...)
@@ -65,7 +74,7 @@ func (c *cloner) extra(fs []Field) []Field {
 		return fs[:0:0] // nil stays nil, empty stays empty
 	}
 	if len(fs) > cap(c.fields)-len(c.fields) {
-		c.fields = make([]Field, 0, max(256, len(fs)))
+		refill(&c.fields, len(fs), 256)
 	}
 	start := len(c.fields)
 	for _, f := range fs {
@@ -112,7 +121,7 @@ func (c *cloner) message(dst, m *Message) {
 		dst.Blocks = m.Blocks[:0:0] // nil stays nil, empty stays empty
 	} else {
 		if len(m.Blocks) > cap(c.blocks)-len(c.blocks) {
-			c.blocks = make([]Block, 0, max(1024, len(m.Blocks)))
+			refill(&c.blocks, len(m.Blocks), 1024)
 		}
 		start := len(c.blocks)
 		for _, b := range m.Blocks {
