@@ -433,8 +433,9 @@ func stressed() bool { return os.Getenv("ADAPTERKIT_STRESS") == "1" }
 // commands of one check of each form (no seed, rapid's seed, the kit's
 // seed) and the lifecycle label are run as go test and the Ginkgo CLI run
 // the suite: its test binary, in its directory, with the flags translated
-// (TestPrintedRerunCommandOfARunPackage pastes a go test command through
-// the go command). ADAPTERKIT_STRESS=1 pastes every command of every
+// (TestPrintedRerunCommandOfARunPackage runs one so, for real, and pastes
+// it through the go command in the long form). ADAPTERKIT_STRESS=1 pastes
+// every command of every
 // failure through the go command and the Ginkgo CLI, the model spec's
 // included, and runs the label filter through go test.
 func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
@@ -505,10 +506,10 @@ func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 //
 // By default every failure's command is checked without running it (its
 // focus selects exactly its spec, as Ginkgo matches it), canonical-history's
-// is run as go test runs the suite (its test binary, in its directory, with
-// the flags translated), and privacy-probes' is pasted through the go
-// command, for real. ADAPTERKIT_STRESS=1 also pastes every other failure's
-// command through the go command as a dry run.
+// is run dry as go test runs the suite (its test binary, in its directory,
+// with the flags translated), and privacy-probes' is run so, for real.
+// ADAPTERKIT_STRESS=1 pastes privacy-probes' through the go command, for
+// real, and every other failure's command as a dry run.
 func TestPrintedRerunCommandOfARunPackage(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -533,10 +534,9 @@ func TestPrintedRerunCommandOfARunPackage(t *testing.T) {
 		runDry(t, conformance.CaseCanonicalHistory, commands[0], r)
 	}
 	if r, ok := failed[conformance.CheckPrivacyProbes]; ok {
-		// Pasted for real: exactly the spec runs, and fails with the seed.
+		// Run, not dry: exactly the spec runs, and fails with the seed.
 		commands, _ := rerunCommands(r.Failure.Message)
-		env, argv := words(t, commands[0])
-		again, out := runGo(t, env, append(argv[1:], "-count=1", "-v", "-ginkgo.no-color", "-ginkgo.json-report=REPORT")...)
+		again, out, env := runPasted(t, commands[0])
 		seed := strings.TrimPrefix(env[0], spec.SeedEnv+"=")
 		if f := failedOnly(again); len(f) != 1 || len(selected(again)) != 0 || f[0].FullText() != r.FullText() || !strings.Contains(f[0].Failure.Message, "seed "+seed) {
 			t.Errorf("%q: failed %d specs, passed %d, want exactly %q failing with seed %s:\n%s", commands[0], len(f), len(selected(again)), r.FullText(), seed, out)
@@ -555,6 +555,28 @@ func TestPrintedRerunCommandOfARunPackage(t *testing.T) {
 		commands, _ := rerunCommands(r.Failure.Message)
 		pasteDry(t, id, commands[0], r)
 	}
+}
+
+// runPasted runs a printed go test command, verbose and with a JSON report,
+// and returns the report's specs, the output and the command's
+// environment: by default as go test runs the suite (its test binary, in
+// its directory, with the flags translated), in the long form
+// (ADAPTERKIT_STRESS=1) through the go command, which links the test
+// binary again for about 2 s of CPU.
+func runPasted(t *testing.T, c string) ([]types.SpecReport, string, []string) {
+	t.Helper()
+	if stressed() {
+		env, argv := words(t, c)
+		again, out := runGo(t, env, append(argv[1:], "-count=1", "-v", "-ginkgo.no-color", "-ginkgo.json-report=REPORT")...)
+		return again, out, env
+	}
+	env, dir, args, err := binaryArgs(t, c)
+	if err != nil {
+		t.Fatalf("%q: %v", c, err)
+	}
+	rep, out := runReport(t, func(args ...string) *exec.Cmd { return suiteCommand(t, env, dir, args...) },
+		append(args, "-test.v", "-ginkgo.no-color", "-ginkgo.json-report=REPORT")...)
+	return rep.SpecReports, out, env
 }
 
 // failedOnly returns the failed specs of a run.
