@@ -108,31 +108,20 @@ func createConformanceInstance(ctx context.Context, setup conformance.Setup, cfg
 // and lives no longer than the instance. They were a tenth of the CPU of
 // a catalogue run.
 func writeFixtureHistory(ctx context.Context, path string, h Header, messages []contract.Message) error {
-	const op = "create"
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l, err := newLimits(nil)
+	data, _, _, err := prepareNew(ctx, path, h, messages, nil)
 	if err != nil {
 		return err
-	}
-	data, _, err := encodeHistory(op, path, &h, messages, l)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fsError(op, path, "parent folder cannot be created", ErrInvalidHeader, err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return writeError(op, path, "file cannot be created", err)
+		return writeError(createOp, path, "file cannot be created", err)
 	}
 	_, err = f.Write(data)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return writeError(op, path, "file cannot be written", err)
+		return writeError(createOp, path, "file cannot be written", err)
 	}
 	return nil
 }

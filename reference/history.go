@@ -494,27 +494,40 @@ func snapshotOf(h *Header, root, revision string, msgs []contract.Message, group
 // the folder synced. A process killed at any moment leaves either no file
 // at path or the complete history.
 func CreateHistory(ctx context.Context, path string, h Header, messages []contract.Message, opts ...HistoryOption) error {
-	const op = "create"
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	l, err := newLimits(opts)
+	data, _, _, err := prepareNew(ctx, path, h, messages, opts)
 	if err != nil {
 		return err
 	}
-	data, _, err := encodeHistory(op, path, &h, messages, l)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fsError(op, path, "parent folder cannot be created", ErrInvalidHeader, err)
-	}
-	f, err := writeNew(ctx, op, path, data)
+	f, err := writeNew(ctx, createOp, path, data)
 	if err != nil {
 		return err
 	}
 	f.Close()
 	return nil
+}
+
+// createOp names the creation of a history in errors.
+const createOp = "create"
+
+// prepareNew checks a new history and returns its file bytes, its
+// resolved project root and its limits, with the folders of path created
+// (mode 0700): what every creation of a history does before writing it.
+func prepareNew(ctx context.Context, path string, h Header, messages []contract.Message, opts []HistoryOption) ([]byte, string, limits, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, "", limits{}, err
+	}
+	l, err := newLimits(opts)
+	if err != nil {
+		return nil, "", limits{}, err
+	}
+	data, root, err := encodeHistory(createOp, path, &h, messages, l)
+	if err != nil {
+		return nil, "", limits{}, err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, "", limits{}, fsError(createOp, path, "parent folder cannot be created", ErrInvalidHeader, err)
+	}
+	return data, root, l, nil
 }
 
 // encodeHistory checks a new history and returns its file bytes and its

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -204,20 +203,10 @@ func readLocked(ctx context.Context, op, path string, l limits, f *os.File, open
 // could append in between: it takes the writer lock (waiting as
 // OpenHistory does) before the file is created.
 func CreateAndOpenHistory(ctx context.Context, path string, header Header, messages []contract.Message, opts ...HistoryOption) (*History, error) {
-	const op = "create"
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	l, err := newLimits(opts)
+	const op = createOp
+	data, root, l, err := prepareNew(ctx, path, header, messages, opts)
 	if err != nil {
 		return nil, err
-	}
-	data, root, err := encodeHistory(op, path, &header, messages, l)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fsError(op, path, "parent folder cannot be created", ErrInvalidHeader, err)
 	}
 	// An existing file is refused at once rather than after a wait for
 	// its writer; the link in writeNew is what guarantees it.
