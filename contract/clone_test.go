@@ -2,6 +2,7 @@ package contract_test
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -156,4 +157,30 @@ func TestPropertyAppendClonesInPlace(t *testing.T) {
 			t.Fatal("changing a copy made in place changed its original")
 		}
 	})
+}
+
+// A copy allocates about what it holds: copying one short message, or one
+// of its blocks, costs well under 8 kB, not the full slabs a long history
+// is carved from (about 100 kB, zeroed, before they started small).
+func TestSmallCopiesAllocateWhatTheyHold(t *testing.T) {
+	m := gen.SyntheticHistory{RuntimeID: "rt", SessionID: "sess"}.Messages(1)[0]
+	const n = 200
+	perCopy := func(copyOnce func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range n {
+			copyOnce()
+		}
+		runtime.ReadMemStats(&after)
+		return (after.TotalAlloc - before.TotalAlloc) / n
+	}
+	if b := perCopy(func() { contract.CloneMessage(&m) }); b > 8<<10 {
+		t.Errorf("CloneMessage of one message allocates %d bytes", b)
+	}
+	if b := perCopy(func() { contract.CloneMessages([]contract.Message{m}) }); b > 8<<10 {
+		t.Errorf("CloneMessages of one message allocates %d bytes", b)
+	}
+	if b := perCopy(func() { contract.CloneBlock(m.Blocks[0]) }); b > 8<<10 {
+		t.Errorf("CloneBlock allocates %d bytes", b)
+	}
 }
