@@ -21,14 +21,23 @@ var piLimits = "multi-result, result-with-text, opaque-provider, created-at-out-
 	"created-at-assigned, created-at-whole-ms, assistant-model-filled, non-assistant-model-dropped"
 
 // piHistories is how many generated histories the Pi profile's tests
-// draw by default: enough, from seed 7, to show every limit of the Pi
-// profile's verdict (created-at-whole-ms first shows in a history after
-// the 50th) and to fail every slip of pi-slips (flags.synthetic first
-// fails in one after the 40th). Under ADAPTERKIT_STRESS=1 they draw
-// piStressHistories, the Pi profile's proof in .ci/run.
+// draw by default, and piStressHistories how many under
+// ADAPTERKIT_STRESS=1, the Pi profile's proof in .ci/run. The default run
+// shows every limit but piLateLimits and fails every slip but
+// piLateSlips: those first show in a history after the 20th drawn from
+// seed 7 (created-at-whole-ms after the 50th, flags.synthetic after the
+// 40th: the generator draws larger histories later in a run), and drawing
+// 60 would double the tests' CPU.
 const (
-	piHistories       = 60
+	piHistories       = 20
 	piStressHistories = 200
+)
+
+// piLateLimits and piLateSlips are the limits and slips the Pi tests'
+// default run does not reach (see piHistories).
+var (
+	piLateLimits = []string{"opaque-provider", "created-at-whole-ms"}
+	piLateSlips  = []string{"held flags.synthetic in "}
 )
 
 // piHistoryCount is how many histories the Pi tests draw in this run.
@@ -39,10 +48,22 @@ func piHistoryCount() int {
 	return piHistories
 }
 
+// wantPiLimits is the verdict's list of limits the Pi profile must show
+// in this run: piLimits, without piLateLimits by default.
+func wantPiLimits() string {
+	if stress() {
+		return piLimits
+	}
+	names := strings.Split(piLimits, ", ")
+	names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(piLateLimits, n) })
+	return strings.Join(names, ", ")
+}
+
 // The Pi profile holds every history as Pi does and refuses what Pi
-// cannot hold: over piHistories generated histories (200 under
-// ADAPTERKIT_STRESS=1) every check passes, and the verdict lists every
-// refused family and every holding difference, each counted. The model
+// cannot hold: over piHistories generated histories every check passes,
+// and the verdict lists every refused family and every holding difference
+// they reach, each counted (under ADAPTERKIT_STRESS=1, over 200, all of
+// piLimits). The model
 // check, which shows no limit the others do not, runs on it only under
 // ADAPTERKIT_STRESS=1: over the bridge it costs as much as the rest.
 func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
@@ -63,8 +84,8 @@ func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 			t.Errorf("%s: %s %+v", r.ID, r.Status, r.Failure)
 		}
 	}
-	if got := conformance.LimitNames(rep.Limits); got != piLimits {
-		t.Errorf("limits %q\nwant   %q", got, piLimits)
+	if got, want := conformance.LimitNames(rep.Limits), wantPiLimits(); got != want {
+		t.Errorf("limits %q\nwant   %q", got, want)
 	}
 	for _, l := range rep.Limits {
 		if l.Count == 0 {
@@ -75,7 +96,8 @@ func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 
 // The Pi converter's slips fail, each named: empty strings dropped and the
 // flags pinned, localOnly and synthetic lost. By default over piHistories
-// generated histories, under ADAPTERKIT_STRESS=1 over 200.
+// generated histories, which fail every slip but piLateSlips; under
+// ADAPTERKIT_STRESS=1 over 200, which fail every one.
 func TestNodePiSlipsFailNamingEachSlip(t *testing.T) {
 	t.Parallel()
 	n := piHistoryCount()
@@ -87,6 +109,9 @@ func TestNodePiSlipsFailNamingEachSlip(t *testing.T) {
 	}
 	for _, want := range []string{fmt.Sprintf("of %d histories (%d generated, 1 long) failed: ", n+1, n), "held flags.localOnly in ", "held flags.pinned in ",
 		"held flags.synthetic in ", "held blocks[].data in ", "held provider in "} {
+		if !stress() && slices.Contains(piLateSlips, want) {
+			continue
+		}
 		if !strings.Contains(r.Failure.Actual, want) {
 			t.Errorf("the failure does not say %q:\n%s", want, r.Failure.Actual)
 		}
