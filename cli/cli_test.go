@@ -20,6 +20,7 @@ import (
 	"github.com/ds4context/adapterkit/contract/conformance"
 	"github.com/ds4context/adapterkit/contract/gen"
 	"github.com/ds4context/adapterkit/internal/mutants"
+	"github.com/ds4context/adapterkit/internal/testgc"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -53,7 +54,7 @@ func TestMain(m *testing.M) {
 		os.Exit(Run(context.Background(), strings.Split(args, "\x1f"), exits, os.Stdout, os.Stderr))
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	os.Exit(m.Run())
+	os.Exit(testgc.Run(m))
 }
 
 func runIt(t *testing.T, factory conformance.Factory, args ...string) (int, string, string) {

@@ -18,6 +18,7 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/internal/testgc"
 	"github.com/ds4context/adapterkit/spec"
 	"github.com/ds4context/adapterkit/spec/testdata/rerun/broken"
 )
@@ -78,7 +79,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testgc.Run(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

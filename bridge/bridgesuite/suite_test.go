@@ -13,6 +13,7 @@ import (
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/internal/testgc"
 	"github.com/ds4context/adapterkit/reference"
 	"github.com/ds4context/adapterkit/spec"
 )
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testgc.Run(m))
 }
 
 // sampleModelSteps is how many operations the model spec runs in the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ds4context/adapterkit/bridge"
 	"github.com/ds4context/adapterkit/contract/conformance"
+	"github.com/ds4context/adapterkit/internal/testgc"
 	"github.com/ds4context/adapterkit/reference"
 )
 
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 	// Children inherit this: a race-enabled child would otherwise sleep a
 	// second at exit.
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
-	os.Exit(m.Run())
+	os.Exit(testgc.Run(m))
 }
 
 // stressEnv, set to 1, runs the long forms of this package's tests (the CI

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ds4context/adapterkit/internal/testgc"
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/sumdb/dirhash"
 	modzip "golang.org/x/mod/zip"
@@ -124,7 +125,7 @@ var published struct {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := testgc.Run(m)
 	if published.dir != "" {
 		os.RemoveAll(published.dir)
 	}
