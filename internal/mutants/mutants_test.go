@@ -93,32 +93,20 @@ func TestRunnerKillsEveryMutant(t *testing.T) {
 	t.Logf("runner: %d of %d mutants fail a case or the run (the rest break rules only the Ginkgo suite's extended and property specs check)", killed, len(mutants.Catalogue()))
 }
 
-// TestEveryMutantFailsItsOwnChecks runs, on every mutant of the catalogue,
-// each check it lists but the model (which TestCLIKillsEveryMutant runs on
-// part of its sample, and on every mutant under everyFaceEnv=1): every one fails it,
-// and no report holds a probe. By default it leaves out the mutants the
-// Ginkgo suite or the CLI runs on every check but the model (suiteSample,
-// cliSample), whose runs require the same and more of them; under
-// everyFaceEnv=1 it runs none, since TestCLIKillsEveryMutant then runs the
-// whole catalogue on every mutant and requires exactly its checks to fail.
+// TestEveryMutantFailsItsOwnChecks runs, on mutants of the catalogue, each
+// check they list but the model: every one fails it, and no report holds a
+// probe. By default it runs ownSample(), which shows every check a mutant
+// lists failing on at least one mutant; under everyFaceEnv=1 it runs none,
+// since TestCLIKillsEveryMutant then runs the whole catalogue on every
+// mutant and requires exactly its checks to fail.
 func TestEveryMutantFailsItsOwnChecks(t *testing.T) {
 	if everyFace() {
 		t.Skipf("%s=1: TestCLIKillsEveryMutant runs every check on every mutant", everyFaceEnv)
 	}
-	modelOnly := 0
-	for _, m := range mutants.Catalogue() {
-		own := slices.DeleteFunc(slices.Clone(m.Fails), func(id string) bool { return id == conformance.CheckModel })
-		if len(own) == 0 {
-			modelOnly++
-			continue
-		}
+	sample := ownSample()
+	for _, m := range sample {
+		own := ownChecks(m)
 		t.Run(m.Name, func(t *testing.T) {
-			if !everyFace() && !testing.Short() && !m.SuiteByChance && slices.Contains(suiteSample, m.Name) {
-				t.Skip("TestSuiteKillsEveryMutant runs it on every spec but the model")
-			}
-			if !everyFace() && slices.Contains(cliSample, m.Name) {
-				t.Skip("TestCLIKillsEveryMutant runs it on the whole catalogue")
-			}
 			if m.Races && raceDetector {
 				t.Skip("a real data race: the race detector would fail this process (the Ginkgo suite's child processes run it)")
 			}
@@ -133,7 +121,45 @@ func TestEveryMutantFailsItsOwnChecks(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d mutants fail the model check only: the CLI's sample and %s=1 run it", modelOnly, everyFaceEnv)
+	t.Logf("%d of %d mutants, showing every check a mutant lists but the model failing; %s=1 runs every mutant's own checks through the CLI",
+		len(sample), len(mutants.Catalogue()), everyFaceEnv)
+}
+
+// ownChecks returns the checks m lists but the model.
+func ownChecks(m mutants.Mutant) []string {
+	return slices.DeleteFunc(slices.Clone(m.Fails), func(id string) bool { return id == conformance.CheckModel })
+}
+
+// ownSample returns the mutants TestEveryMutantFailsItsOwnChecks runs by
+// default: in the catalogue's order, each mutant one of whose own checks
+// (ownChecks) no mutant before it in the sample lists, nor one the Ginkgo
+// suite (in a full run) or the CLI runs on every check but the model
+// (suiteSample, cliSample), whose runs require the same of their mutants.
+// By construction, every check a mutant lists is shown failing on one by
+// default.
+func ownSample() []mutants.Mutant {
+	shown := map[string]bool{}
+	var faces []string
+	if !testing.Short() {
+		faces = append(faces, suiteSample...)
+	}
+	for _, m := range sampleOf(slices.Concat(faces, cliSample)) {
+		if !m.SuiteByChance || slices.Contains(cliSample, m.Name) {
+			for _, id := range ownChecks(m) {
+				shown[id] = true
+			}
+		}
+	}
+	var out []mutants.Mutant
+	for _, m := range mutants.Catalogue() {
+		if slices.ContainsFunc(ownChecks(m), func(id string) bool { return !shown[id] }) {
+			out = append(out, m)
+			for _, id := range ownChecks(m) {
+				shown[id] = true
+			}
+		}
+	}
+	return out
 }
 
 // generousCall bounds each adapter call in the tests that expect no call
@@ -157,8 +183,9 @@ const (
 // suite (model spec included) and the CLI's whole catalogue on each, where
 // the default run takes samples (the CI script sets it). The model check
 // costs most of a whole-catalogue run (about 1.5 s of CPU a mutant), so by
-// default it runs on the CLI's sample only; conformance.Run and every
-// mutant's own checks run on the whole catalogue whatever it says.
+// default it runs on the CLI's sample only; conformance.Run runs on the
+// whole catalogue whatever it says, and by default each mutant's own checks
+// run on a sample that shows every one of them failing (ownSample).
 const everyFaceEnv = "ADAPTERKIT_MUTANTS_EVERY_FACE"
 
 // everyFace reports whether everyFaceEnv asks for the full matrix.
@@ -199,9 +226,9 @@ func suiteWants(m mutants.Mutant) []string {
 
 // suiteSample is the mutants the Ginkgo suite runs on by default, each on
 // every spec but the model's, one for each thing the suite's face does
-// besides running a check (TestEveryMutantFailsItsOwnChecks runs, on every
-// mutant, each check it lists but the model; the correct adapter, in every
-// run of the suite, shows every spec runs and passes):
+// besides running a check (TestEveryMutantFailsItsOwnChecks shows every
+// check failing on mutants; the correct adapter, in every run of the
+// suite, shows every spec runs and passes):
 //   - drops-a-message: generic specs and the projection property spec fail;
 //   - panics-in-identity: a check errs on an adapter that panics, which
 //     fails its spec as a failure does;
