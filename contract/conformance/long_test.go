@@ -1,6 +1,9 @@
 package conformance_test
 
-import "os"
+import (
+	"os"
+	"testing"
+)
 
 // longEnv, set to 1, runs the long forms of the tests that repeat a run
 // over several seeds (.ci/run sets it); by default they run fewer, so that
@@ -23,4 +26,13 @@ func longSeeds(short, long uint64) uint64 {
 		return long
 	}
 	return short
+}
+
+// longOnly skips t unless longEnv=1: one test of a family whose default run
+// takes a sample (sample says which tests stand for the family).
+func longOnly(t *testing.T, sample string) {
+	t.Helper()
+	if os.Getenv(longEnv) != "1" {
+		t.Skipf("%s=1 runs it; by default %s", longEnv, sample)
+	}
 }

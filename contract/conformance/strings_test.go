@@ -174,6 +174,12 @@ func (a renamed) Identity() contract.Identity {
 	return id
 }
 
+// providerSample says which of the nine tests below, of provider names Go
+// and JavaScript trim or case differently, run by default: one Go-only
+// space, one case folding, one configured name. Each is the same model run
+// against another wrapper; the other six run in the long form.
+const providerSample = "of the provider-name tests, TrimmedOfNextLine, ComparedWithEqualFold and LowerCasedWithGoBeforeAFinalSigma run"
+
 // modelCatches runs the model check at its default size on f and
 // requires it to fail on what enforcement decided: a result or what the
 // transport received.
@@ -204,6 +210,7 @@ func TestMatchingProvidersAsJavaScriptPassesTheModel(t *testing.T) {
 // JavaScript-only space: Go's strings.TrimSpace keeps U+FEFF, so
 // "\ufeffollama" is no local provider to it.
 func TestModelCatchesProvidersTrimmedWithoutTheByteOrderMark(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	modelCatches(t, namedBy(correct(), trimmedBy(func(r rune) bool { return jsstring.IsSpace(r) && r != '\ufeff' })))
 }
@@ -219,6 +226,7 @@ func TestModelCatchesProvidersTrimmedOfNextLine(t *testing.T) {
 // Space look-alikes: a whitespace table from before Unicode 6.3 holds
 // U+180E, which JavaScript's trim keeps.
 func TestModelCatchesProvidersTrimmedOfTheMongolianVowelSeparator(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	modelCatches(t, namedBy(correct(), trimmedBy(func(r rune) bool { return jsstring.IsSpace(r) || r == '\u180e' })))
 }
@@ -233,12 +241,14 @@ func TestModelCatchesProvidersComparedWithEqualFold(t *testing.T) {
 // Case trap, capital I with dot: strings.ToLower makes "LMSTUDİO"
 // "lmstudio", toLowerCase "lmstudi̇o".
 func TestModelCatchesProvidersLowerCasedWithGo(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	modelCatches(t, namedBy(correct(), loweredBy(strings.ToLower)))
 }
 
 // Case trap, dotless i: strings.ToUpper makes "lmstudıo" "LMSTUDIO".
 func TestModelCatchesProvidersComparedUpperCased(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	modelCatches(t, namedBy(correct(), loweredBy(strings.ToUpper)))
 }
@@ -246,6 +256,7 @@ func TestModelCatchesProvidersComparedUpperCased(t *testing.T) {
 // Case trap, Kelvin sign: toLowerCase makes "\u212aOBOLDCPP" "koboldcpp",
 // a configured local provider; an ASCII lower-casing does not.
 func TestModelCatchesProvidersLowerCasedAsASCII(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	ascii := func(s string) string {
 		return strings.Map(func(r rune) rune {
@@ -269,6 +280,7 @@ func TestModelCatchesProvidersLowerCasedWithGoBeforeAFinalSigma(t *testing.T) {
 // Case trap, sharp s: full case folding makes "maßive-ai" the configured
 // "massive-ai"; toLowerCase keeps the ß.
 func TestModelCatchesProvidersCaseFoldedInFull(t *testing.T) {
+	longOnly(t, providerSample)
 	t.Parallel()
 	fold := func(s string) string { return strings.ReplaceAll(jsstring.Lower(s), "\u00df", "ss") }
 	modelCatches(t, namedBy(configuredReference(localConfig("massive-ai")), loweredBy(fold)))
