@@ -34,9 +34,9 @@ const (
 const goDeadline = 5 * time.Minute
 
 // childEnv is the environment of the broken suites' processes: the suites
-// run, and rapid writes no fail file and shrinks for a second at most.
+// run, and rapid writes no fail file and shrinks for a tenth of a second at most.
 func childEnv(env []string) []string {
-	return append(append(os.Environ(), broken.ChildEnv+"=1", "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s"), env...)
+	return append(append(os.Environ(), broken.ChildEnv+"=1", "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=100ms"), env...)
 }
 
 // goCommand is the go command in the module's root with the rerun child's

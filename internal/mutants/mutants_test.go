@@ -326,7 +326,7 @@ func runShards(t *testing.T) []types.SpecReport {
 				"-ginkgo.label-filter="+suiteLabelFilter())
 			cmd.WaitDelay = time.Second
 			cmd.Env = append(childEnv(), shardEnv+"="+strconv.Itoa(shard), everyFaceEnv+"="+os.Getenv(everyFaceEnv),
-				"RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=1s", "TMPDIR="+tmp)
+				"RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=100ms", "TMPDIR="+tmp)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			_ = cmd.Run() // the child fails: its mutants must
