@@ -93,12 +93,13 @@ func childAppendOnDemand(report func(string, ...any)) error {
 	return in.Err()
 }
 
-// TestAppendWhileReadersRead appends with a 2 s context while 16 reader
-// goroutines and 8 reader processes (by default 8 and 4: more readers than
-// processors still, at half the CPU; 16 and 8 in the long form) snapshot
-// a history of more than 20 MiB in a loop: readers never hold up the
-// writer, and every snapshot they take is valid. The writer is a process of its own, as a runtime
-// is: the test's reader goroutines then compete with it for the
+// TestAppendWhileReadersRead appends with a 2 s context while reader
+// goroutines and reader processes snapshot a history of more than 20 MiB
+// in a loop: readers never hold up the writer, and every snapshot they
+// take is valid. By default 8 goroutines and 4 processes read (more
+// readers than processors still, at half the CPU), 16 and 8 in the long
+// form (ADAPTERKIT_STRESS=1). The writer is a process of its own, as a
+// runtime is: the test's reader goroutines then compete with it for the
 // processors only as other processes do, not for the Go scheduler.
 func TestAppendWhileReadersRead(t *testing.T) {
 	e := newEnv(t)

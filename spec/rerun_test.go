@@ -34,7 +34,8 @@ const (
 const goDeadline = 5 * time.Minute
 
 // childEnv is the environment of the broken suites' processes: the suites
-// run, and rapid writes no fail file and shrinks for a tenth of a second at most.
+// run, and rapid writes no fail file and shrinks for a tenth of a second
+// at most (the tests look at which specs fail, not at how far they shrink).
 func childEnv(env []string) []string {
 	return append(append(os.Environ(), broken.ChildEnv+"=1", "RAPID_NOFAILFILE=1", "RAPID_SHRINKTIME=100ms"), env...)
 }
@@ -436,9 +437,9 @@ func stressed() bool { return os.Getenv("ADAPTERKIT_STRESS") == "1" }
 // the suite: its test binary, in its directory, with the flags translated
 // (TestPrintedRerunCommandOfARunPackage runs one so, for real, and pastes
 // it through the go command in the long form). ADAPTERKIT_STRESS=1 pastes
-// every command of every
-// failure through the go command and the Ginkgo CLI, the model spec's
-// included, and runs the label filter through go test.
+// every command of every failure through the go command and the Ginkgo
+// CLI, the model spec's included, and runs the label filter through go
+// test.
 func TestPrintedRerunCommandsSelectExactlyTheFailedSpec(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {

@@ -63,9 +63,9 @@ func wantPiLimits() string {
 // cannot hold: over piHistories generated histories every check passes,
 // and the verdict lists every refused family and every holding difference
 // they reach, each counted (under ADAPTERKIT_STRESS=1, over 200, all of
-// piLimits). The model
-// check, which shows no limit the others do not, runs on it only under
-// ADAPTERKIT_STRESS=1: over the bridge it costs as much as the rest.
+// piLimits). The model check, which shows no limit the others do not,
+// runs on it only under ADAPTERKIT_STRESS=1: over the bridge it costs as
+// much as the rest.
 func TestNodePiProfilePassesWithItsLimits(t *testing.T) {
 	t.Parallel()
 	opts := []conformance.Option{conformance.WithSeed(7), conformance.WithHistories(piHistoryCount()), conformance.WithCallTimeout(time.Minute)}
